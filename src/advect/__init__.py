@@ -1,0 +1,49 @@
+"""Advect: automatic differentiation for the NumPy and Array API code you already write.
+
+Example:
+    >>> import numpy as np
+    >>> import advect as ad
+    >>> ad.grad(lambda x: np.sum(np.sin(x) ** 2))(np.array([0.0, np.pi / 4]))
+    array([0., 1.])
+"""
+
+from . import errors, ops, pytree
+from .autodiff.api import (
+    LinearMap,
+    Pullback,
+    grad,
+    hessian,
+    hessian_diag,
+    hvp,
+    is_traced,
+    jacobian,
+    jvp,
+    linearize,
+    stop_gradient,
+    value_and_grad,
+    vjp,
+)
+from .errors import (
+    AdvectError,
+    EscapedTracerError,
+    ImplicitSolveError,
+    MissingPrimitiveRuleError,
+    MutationError,
+    NoJVPError,
+    NoVJPError,
+    NumericsError,
+    StaleViewError,
+    TracingError,
+)
+from .numpy import array, asarray
+
+__version__ = "0.3.0"
+
+__all__ = [
+    "__version__", "errors", "ops", "pytree",
+    "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "hessian", "hessian_diag",
+    "hvp", "stop_gradient", "is_traced", "Pullback", "LinearMap", "array", "asarray",
+    "AdvectError", "TracingError", "EscapedTracerError", "MissingPrimitiveRuleError",
+    "MutationError", "StaleViewError", "NumericsError", "NoJVPError", "NoVJPError",
+    "ImplicitSolveError",
+]

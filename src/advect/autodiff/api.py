@@ -1,0 +1,626 @@
+"""The dynamic transforms: grad, value_and_grad, vjp, jvp, linearize, jacobian, hessian, hvp.
+
+Each call traces the function afresh with concrete values; the record lives as long as the call
+(or its Pullback / LinearMap).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ..pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
+from .reverse import backward, forward, linearize_flat, lower
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "hessian",
+           "hessian_diag", "hvp", "Pullback", "LinearMap", "stop_gradient", "is_traced"]
+
+
+# --- selecting the differentiated inputs ---------------------------------------------------------
+
+class _Selection:
+    """Which inputs are differentiated, their flat leaves, and how to rebuild both the call
+    and the gradient structure (int argnums -> tree, tuple -> tuple, argnames -> dict)."""
+
+    def __init__(self, args: tuple, kwargs: dict, argnums, argnames, where: str):
+        if argnums is None and argnames is None:
+            argnums = 0
+        self.single = isinstance(argnums, int)
+        nums = () if argnums is None else ((argnums,) if self.single else tuple(argnums))
+        resolved = []
+        for n in nums:
+            if not isinstance(n, int | np.integer):
+                raise TypeError(f"{where}: argnums must be ints, got {type(n).__name__}")
+            if not -len(args) <= n < len(args):
+                raise IndexError(f"{where}: argnums {n} is out of range for {len(args)} "
+                                 "positional arguments")
+            resolved.append(int(n) % len(args))
+        if len(set(resolved)) != len(resolved):
+            raise ValueError(f"{where}: argnums {argnums} contains duplicates")
+        names = () if argnames is None else ((argnames,) if isinstance(argnames, str)
+                                            else tuple(argnames))
+        for name in names:
+            if name not in kwargs:
+                raise ValueError(f"{where}: argnames {name!r} is not a keyword argument of "
+                                 "this call")
+        self.nums, self.names, self.argnums, self.argnames = resolved, names, argnums, argnames
+        self.args, self.kwargs = list(args), dict(kwargs)
+        self.slots = [("pos", n) for n in resolved] + [("kw", k) for k in names]
+        self.treedefs: list[TreeDef] = []
+        self.primals: list = []
+        self.python_scalar: list[bool] = []
+        for kind, key in self.slots:
+            value = self.args[key] if kind == "pos" else self.kwargs[key]
+            leaves, treedef = tree_flatten(value)
+            self.treedefs.append(treedef)
+            for leaf in leaves:
+                scalar = type(leaf) in (int, float)
+                self.python_scalar.append(scalar)
+                self.primals.append(_lift(leaf, where))
+
+    def call(self, f: Callable) -> Callable:
+        def call_flat(*leaves):
+            args, kwargs = list(self.args), dict(self.kwargs)
+            start = 0
+            for (kind, key), treedef in zip(self.slots, self.treedefs):
+                part = tree_unflatten(treedef, leaves[start:start + treedef.num_leaves])
+                start += treedef.num_leaves
+                if kind == "pos":
+                    args[key] = part
+                else:
+                    kwargs[key] = part
+            return f(*args, **kwargs)
+        return call_flat
+
+    def unflatten(self, flat: list) -> Any:
+        """Per-input results, in the gradient structure the selection asks for."""
+        flat = [float(g) if scalar and g is not None and not isinstance(g, Tracer) else g
+                for g, scalar in zip(flat, self.python_scalar)]
+        parts, start = [], 0
+        for treedef in self.treedefs:
+            parts.append(tree_unflatten(treedef, flat[start:start + treedef.num_leaves]))
+            start += treedef.num_leaves
+        positional = parts[:len(self.nums)]
+        named = dict(zip(self.names, parts[len(self.nums):]))
+        pos = positional[0] if self.single else tuple(positional)
+        if self.argnames is None:
+            return pos
+        if self.argnums is None:
+            return named
+        return pos, named
+
+
+def _lift(leaf, where):
+    if type(leaf) in (int, float):
+        return np.asarray(float(leaf))
+    if type(leaf) is bool or not (isinstance(leaf, Tracer) or hasattr(leaf, "dtype")):
+        raise TypeError(f"{where}: differentiated inputs must be arrays or Python floats, got "
+                        f"{type(leaf).__name__}")
+    if aval_of(leaf).dtype.kind not in "fc":
+        raise TypeError(f"{where}: differentiated inputs must have a floating or complex dtype, "
+                        f"got {aval_of(leaf).dtype}; convert with x.astype(np.float64)")
+    return leaf
+
+
+def _mark_inputs(fun):
+    """Wrap ``fun`` so its tracer inputs are read-only (mutating them raises MutationError)."""
+    from ..numpy._methods import INPUT
+
+    def wrapped(*tracers):
+        for t in tracers:
+            t._mut = INPUT
+        return fun(*tracers)
+    return wrapped
+
+
+def _zeros(like):
+    return ops.zeros_like(like)
+
+
+def _primal_out(trace, out):
+    return tree_map(lambda v: lower(trace, v)[0], out)
+
+
+# --- reverse mode --------------------------------------------------------------------------------
+
+def _check_scalar_output(value, where):
+    aval = aval_of(value)
+    if aval.shape != ():
+        raise ValueError(f"{where} needs a function with a scalar output, got shape {aval.shape};"
+                         " use jacobian or vjp for array outputs")
+    if aval.dtype.kind == "c":
+        raise ValueError(f"{where} needs a real output, got {aval.dtype}; use vjp, jvp or "
+                         "linearize for complex outputs")
+    if aval.dtype.kind != "f":
+        raise ValueError(f"{where} needs a floating-point output, got {aval.dtype}")
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
+                   argnames: str | Sequence[str] | None = None, has_aux: bool = False):
+    """Return a function computing ``f``'s value and its reverse-mode gradient.
+
+    Selection follows :func:`grad`. With ``has_aux``, ``f`` returns ``(value, aux)`` and the
+    result is ``((value, aux), gradient)``. A ``StagedProgram`` gives a ``StagedProgram``.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> value, g = ad.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+        >>> float(value), g
+        (5.0, array([2., 4.]))
+    """
+    if _is_program(f):
+        from ..staging.derive import staged_value_and_grad
+        return staged_value_and_grad(f, argnums, argnames=argnames, has_aux=has_aux)
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        sel = _Selection(args, kwargs, argnums, argnames, "value_and_grad")
+        out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
+        try:
+            value, aux = out if has_aux else (out, None)
+            primal, var = lower(trace, value)
+            _check_scalar_output(primal, "grad")
+            seed = ops.full_like(primal, fill_value=1, shape=(), dtype=None)
+            cts = backward(tape.tape, [(var, seed)])
+            grads = [cts.get(v.index) for v in in_vars]
+            grads = [_zeros(p) if g is None else g for g, p in zip(grads, sel.primals)]
+            aux = _primal_out(trace, aux)
+        finally:
+            trace.close()
+            tape.close()
+        result = sel.unflatten(grads)
+        return ((primal, aux) if has_aux else primal), result
+
+    return wrapped
+
+
+def grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
+         argnames: str | Sequence[str] | None = None, has_aux: bool = False):
+    """Return a function computing the reverse-mode gradient of a real scalar ``f``.
+
+    ``argnums`` int gives that input's gradient pytree, a tuple gives a tuple; ``argnames``
+    selects keyword inputs (a dict of gradients); both give ``(positional, named)``. ``None``
+    selects input 0 unless ``argnames`` is given. Python ``int``/``float`` inputs are lifted to
+    0-d float64 and their gradients returned as Python floats. A ``StagedProgram`` gives a
+    ``StagedProgram``.
+
+    Raises:
+        ValueError: the output is not a real floating scalar.
+        IndexError: an ``argnums`` entry is out of range.
+        TypeError: a selected input is not floating or complex.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> ad.grad(lambda x: np.sum(np.sin(x) ** 2))(np.array([0.0, np.pi / 4]))
+        array([0., 1.])
+    """
+    if _is_program(f):
+        from ..staging.derive import staged_grad
+        return staged_grad(f, argnums, argnames=argnames, has_aux=has_aux)
+    vg = value_and_grad(f, argnums, argnames=argnames, has_aux=has_aux)
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        (value, g) = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapped
+
+
+def _is_program(f) -> bool:
+    program = sys.modules.get("advect.staging.program")  # loaded once staging is used
+    return program is not None and isinstance(f, program.StagedProgram)
+
+
+class Pullback:
+    """The single-use reverse map of one ``vjp`` call; frees its tape when applied or closed."""
+
+    def __init__(self, tape, in_vars, out_vars, out_treedef, sel, primals):
+        self._state = (tape, in_vars, out_vars, out_treedef, sel, primals)
+
+    def __call__(self, cotangent):
+        if self._state is None:
+            raise RuntimeError("this Pullback was already applied or closed; a Pullback is "
+                               "single-use: call vjp again, or use linearize for a reusable map")
+        tape, in_vars, out_vars, out_treedef, sel, primals = self._state
+        self._state = None
+        cts = _cotangent_leaves(cotangent, out_treedef, out_vars)
+        result = backward(tape, [(v, c) for v, c in zip(out_vars, cts)])
+        grads = [result.get(v.index) for v in in_vars]
+        return sel.unflatten([_zeros(p) if g is None else g for g, p in zip(grads, primals)])
+
+    def close(self) -> None:
+        self._state = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _cotangent_leaves(cotangent, treedef, out_vars):
+    leaves, ct_def = tree_flatten(cotangent)
+    if ct_def != treedef:
+        raise TypeError(f"cotangent structure {ct_def!r} does not match the output structure "
+                        f"{treedef!r}")
+    for leaf, var in zip(leaves, out_vars):
+        if var is not None and tuple(aval_of(leaf).shape) != var.aval.shape:
+            raise ValueError(f"cotangent of shape {aval_of(leaf).shape} does not match the "
+                             f"output shape {var.aval.shape}")
+    return leaves
+
+
+def vjp(f: Callable, argnums: int | Sequence[int] = 0):
+    """Return ``vjp_f(*args, **kw) -> (value, Pullback)``; the pullback maps an output
+    cotangent to input cotangents (real adjoint) and may be applied once.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> value, pullback = ad.vjp(np.sin)(np.array([0.0]))
+        >>> pullback(np.array([2.0]))
+        array([2.])
+    """
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        sel = _Selection(args, kwargs, argnums, None, "vjp")
+        out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
+        try:
+            leaves, treedef = tree_flatten(out)
+            lowered = [lower(trace, leaf) for leaf in leaves]
+        finally:
+            trace.close()
+            tape.close()
+        value = tree_unflatten(treedef, [p for p, _ in lowered])
+        return value, Pullback(tape.tape, in_vars, [v for _, v in lowered], treedef, sel,
+                               sel.primals)
+
+    return wrapped
+
+
+# --- forward mode --------------------------------------------------------------------------------
+
+def jvp(f: Callable, argnums: int | Sequence[int] = 0):
+    """Return ``jvp_f(*args, tangents=..., **kw) -> (value, tangent)`` (forward mode).
+
+    With a tuple ``argnums``, ``tangents`` is a tuple with one pytree per selected input.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> ad.jvp(np.sin)(np.array([0.0]), tangents=np.array([3.0]))
+        (array([0.]), array([3.]))
+    """
+    from .forward import JVPTrace, JVPTracer
+
+    @functools.wraps(f)
+    def wrapped(*args, tangents, **kwargs):
+        sel = _Selection(args, kwargs, argnums, None, "jvp")
+        flat_t = _tangent_leaves(tangents, sel)
+        trace = JVPTrace()
+        try:
+            inputs = [JVPTracer(trace, p, t) for p, t in zip(sel.primals, flat_t)]
+            out = _mark_inputs(sel.call(f))(*inputs)
+            leaves, treedef = tree_flatten(out)
+            pairs = [lower(trace, leaf) for leaf in leaves]
+        finally:
+            trace.close()
+        primal = tree_unflatten(treedef, [p for p, _ in pairs])
+        tangent = tree_unflatten(treedef, [_zero_tangent(p) if t is None else t
+                                           for p, t in pairs])
+        return primal, tangent
+
+    return wrapped
+
+
+def _tangent_leaves(tangents, sel: _Selection) -> list:
+    parts = (tangents,) if sel.single else tuple(tangents)
+    if len(parts) != len(sel.treedefs):
+        raise TypeError(f"expected {len(sel.treedefs)} tangents, got {len(parts)}")
+    flat = []
+    for part, treedef in zip(parts, sel.treedefs):
+        leaves, t_def = tree_flatten(part)
+        if t_def != treedef:
+            raise TypeError(f"tangent structure {t_def!r} does not match the input {treedef!r}")
+        flat.extend(leaves)
+    out = []
+    for t, p in zip(flat, sel.primals):
+        t = np.asarray(t, dtype=float) if type(t) in (int, float) else t
+        if tuple(aval_of(t).shape) != tuple(aval_of(p).shape):
+            raise ValueError(f"tangent of shape {aval_of(t).shape} does not match the input "
+                             f"shape {aval_of(p).shape}")
+        if aval_of(t).dtype != aval_of(p).dtype:
+            t = ops.astype(t, dtype=aval_of(p).dtype.name)
+        out.append(t)
+    return out
+
+
+def _zero_tangent(primal):
+    aval = aval_of(primal)
+    dtype = aval.dtype if aval.dtype.kind in "fc" else np.dtype(np.float64)
+    return ops.zeros_like(primal, dtype=dtype.name) if hasattr(primal, "shape") else \
+        np.zeros(aval.shape, dtype)
+
+
+# --- linearize ---------------------------------------------------------------------------------
+
+class LinearMap:
+    """The JVP of one ``linearize`` call as a reusable linear map, until ``close()``.
+
+    ``lm(t)`` applies the JVP; ``lm.pullback(ct)`` the real adjoint; ``lm.transpose()`` returns
+    the adjoint as a LinearMap; ``apply_many`` / ``transpose_many`` map lists.
+    """
+
+    def __init__(self, tape, in_vars, out_vars, in_def, out_def, sel, primals, out_primals,
+                 transposed=False):
+        self._state = (tape, in_vars, out_vars, in_def, out_def, sel, primals, out_primals)
+        self._transposed = transposed
+
+    def _live(self):
+        if self._state is None:
+            raise RuntimeError("this LinearMap was closed; call linearize again")
+        return self._state
+
+    def _apply(self, tangent):
+        tape, in_vars, out_vars, _, out_def, sel, primals, out_primals = self._live()
+        values = forward(tape, in_vars, _tangent_leaves(tangent, sel))
+        leaves = [values.get(v.index) if v is not None else None for v in out_vars]
+        return tree_unflatten(out_def, [_zero_tangent(p) if t is None else t
+                                        for t, p in zip(leaves, out_primals)])
+
+    def pullback(self, cotangent):
+        """The real adjoint: output cotangent -> input cotangent."""
+        tape, in_vars, out_vars, _, out_def, sel, primals, _ = self._live()
+        cts = _cotangent_leaves(cotangent, out_def, out_vars)
+        result = backward(tape, [(v, c) for v, c in zip(out_vars, cts)], keep=True)
+        grads = [result.get(v.index) for v in in_vars]
+        return sel.unflatten([_zeros(p) if g is None else g for g, p in zip(grads, primals)])
+
+    def __call__(self, vector):
+        return self.pullback(vector) if self._transposed else self._apply(vector)
+
+    def transpose(self) -> LinearMap:
+        out = LinearMap.__new__(LinearMap)
+        out._state, out._transposed = self._live(), not self._transposed
+        return out
+
+    def apply_many(self, vectors):
+        return [self(v) for v in vectors]
+
+    def transpose_many(self, cotangents):
+        return [self.transpose()(c) for c in cotangents]
+
+    def close(self) -> None:
+        self._state = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def linearize(f: Callable, *primals, argnums: int | Sequence[int] = 0, **kwargs):
+    """Linearize ``f`` at ``primals``: returns ``(value, LinearMap)``.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> value, lm = ad.linearize(np.sin, np.array([0.0, np.pi]))
+        >>> lm(np.array([1.0, 1.0]))
+        array([ 1., -1.])
+        >>> lm.close()
+    """
+    sel = _Selection(primals, kwargs, argnums, None, "linearize")
+    out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
+    try:
+        leaves, out_def = tree_flatten(out)
+        lowered = [lower(trace, leaf) for leaf in leaves]
+    finally:
+        trace.close()
+        tape.close()
+    out_primals = [p for p, _ in lowered]
+    value = tree_unflatten(out_def, out_primals)
+    return value, LinearMap(tape.tape, in_vars, [v for _, v in lowered], None, out_def, sel,
+                            sel.primals, out_primals)
+
+
+# --- dense derivatives ---------------------------------------------------------------------------
+
+def _basis(primal):
+    aval = aval_of(primal)
+    size = aval.size
+    for i in range(size):
+        e = np.zeros(size, aval.dtype)
+        e[i] = 1
+        yield e.reshape(aval.shape)
+
+
+def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
+             argnames: str | Sequence[str] | None = None):
+    """Return a function computing the dense Jacobian of ``f``.
+
+    Each block has shape ``out.shape + in.shape``; the result is the output pytree with each
+    leaf replaced by the selection's structure (like ``grad``). Forward mode is used when the
+    inputs are smaller than the outputs, reverse mode otherwise.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> ad.jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
+        array([[2., 0.],
+               [0., 4.]])
+    """
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        sel = _Selection(args, kwargs, argnums, argnames, "jacobian")
+        out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
+        try:
+            leaves, out_def = tree_flatten(out)
+            lowered = [lower(trace, leaf) for leaf in leaves]
+        finally:
+            trace.close()
+            tape.close()
+        outs = [p for p, _ in lowered]
+        for p in outs:
+            if aval_of(p).dtype.kind == "c":
+                raise ValueError("jacobian needs real outputs; use jvp or vjp for complex ones")
+        out_vars = [v for _, v in lowered]
+        n_in = sum(aval_of(p).size for p in sel.primals)
+        n_out = sum(aval_of(p).size for p in outs)
+        blocks = (_jac_forward if n_in < n_out else _jac_reverse)(
+            tape.tape, in_vars, out_vars, sel.primals, outs)
+        per_out = [sel.unflatten(row) for row in blocks]
+        return tree_unflatten(out_def, per_out)
+
+    return wrapped
+
+
+def _stack_rows(rows, lead_shape):
+    """Stack per-basis-vector results into a block of shape ``lead_shape + row.shape``."""
+    stacked = ops.concat(*(ops.expand_dims(r, axes=(0,)) for r in rows), axis=0)
+    return ops.reshape(stacked, shape=(*lead_shape, *aval_of(rows[0]).shape))
+
+
+def _jac_reverse(tape, in_vars, out_vars, primals, outs):
+    blocks = []
+    for o, var in zip(outs, out_vars):
+        o_shape = aval_of(o).shape
+        per_in = [[] for _ in primals]
+        for e in _basis(o):
+            result = backward(tape, [(var, e)], keep=True) if var is not None else {}
+            for k, (v, p) in enumerate(zip(in_vars, primals)):
+                g = result.get(v.index)
+                per_in[k].append(_zeros(p) if g is None else g)
+        blocks.append([_stack_rows(rows, o_shape) if rows else
+                       np.zeros((*o_shape, *aval_of(p).shape)) for rows, p in zip(per_in,
+                                                                                   primals)])
+    return blocks
+
+
+def _jac_forward(tape, in_vars, out_vars, primals, outs):
+    cols = [[] for _ in outs]  # cols[j][k] = list of output-j tangents for input-k basis
+    for k, p in enumerate(primals):
+        for j in range(len(outs)):
+            cols[j].append([])
+        for e in _basis(p):
+            tangents = [e if i == k else None for i in range(len(primals))]
+            values = forward(tape, in_vars, tangents)
+            for j, (o, var) in enumerate(zip(outs, out_vars)):
+                t = values.get(var.index) if var is not None else None
+                cols[j][k].append(_zero_tangent(o) if t is None else t)
+    blocks = []
+    for j, o in enumerate(outs):
+        row = []
+        for k, p in enumerate(primals):
+            in_shape, o_shape = aval_of(p).shape, aval_of(o).shape
+            if not cols[j][k]:
+                row.append(np.zeros((*o_shape, *in_shape)))
+                continue
+            stacked = _stack_rows(cols[j][k], in_shape)  # in.shape + out.shape
+            n_in, n_out = len(in_shape), len(o_shape)
+            perm = (*range(n_in, n_in + n_out), *range(n_in))
+            row.append(ops.permute_dims(stacked, axes=perm) if n_in and n_out else stacked)
+        blocks.append(row)
+    return blocks
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0):
+    """Dense Hessian of a real scalar ``f`` (tuple ``argnums`` gives nested blocks).
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> ad.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
+        array([[ 6.,  0.],
+               [ 0., 12.]])
+    """
+    return jacobian(grad(f, argnums), argnums)
+
+
+def hessian_diag(f: Callable, argnums: int = 0):
+    """The exact diagonal of the Hessian, one Hessian-vector product per entry.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> ad.hessian_diag(lambda x: np.sum(x ** 3) + x[0] * x[1])(np.array([1.0, 2.0]))
+        array([ 6., 12.])
+    """
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        if not isinstance(argnums, int):
+            raise TypeError("hessian_diag takes a single int argnums")
+        value, lm = linearize(grad(f, argnums), *args, argnums=argnums, **kwargs)
+        with lm:
+            leaves, treedef = tree_flatten(args[argnums])
+            diag = []
+            for k, leaf in enumerate(leaves):
+                primal = _lift(leaf, "hessian_diag")
+                entries = []
+                for e in _basis(primal):
+                    t = [np.zeros_like(np.asarray(_lift(x, "hessian_diag"))) if i != k else e
+                         for i, x in enumerate(leaves)]
+                    hv = tree_flatten(lm(tree_unflatten(treedef, t)))[0][k]
+                    entries.append(ops.reduce_sum(ops.multiply(hv, e), axes=tuple(
+                        range(e.ndim)), keepdims=False))
+                d = _stack_rows(entries, aval_of(primal).shape) if entries else np.zeros(0)
+                diag.append(float(d) if type(leaf) in (int, float) else d)
+            return tree_unflatten(treedef, diag)
+
+    return wrapped
+
+
+def hvp(f: Callable, argnums: int | Sequence[int] = 0):
+    """Return ``hvp_f(*args, vectors=..., **kw) -> (value, H @ vectors)`` without forming H.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> value, hv = ad.hvp(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]),
+        ...                                               vectors=np.array([1.0, 1.0]))
+        >>> hv
+        array([ 6., 12.])
+    """
+
+    @functools.wraps(f)
+    def wrapped(*args, vectors, **kwargs):
+        (value, _), (_, hv) = jvp(value_and_grad(f, argnums), argnums)(
+            *args, tangents=vectors, **kwargs)
+        return value, hv
+
+    return wrapped
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+def stop_gradient(value):
+    """A pytree-preserving concrete copy of traced leaves: no derivative flows through it.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> ad.grad(lambda x: np.sum(x * ad.stop_gradient(x)))(np.array([3.0]))
+        array([3.])
+    """
+    def detach(leaf):
+        if isinstance(leaf, Tracer):
+            return np.array(leaf._concrete_for("stop_gradient"), copy=True) if isinstance(
+                leaf._concrete_for("stop_gradient"), np.ndarray | np.generic) else \
+                leaf._concrete_for("stop_gradient")
+        return leaf
+    return tree_map(detach, value)
+
+
+def is_traced(value) -> bool:
+    """Whether ``value`` is an Advect tracer.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> ad.is_traced(np.ones(2))
+        False
+    """
+    return isinstance(value, Tracer)

@@ -1,0 +1,78 @@
+"""Forward mode: a JVPTrace carries (primal, tangent) pairs; ``None`` is a symbolic zero.
+
+The same trace serves ``linearize``: there the input tangents are variables of a linear tape
+(see reverse.py), so each JVP rule's tangent arithmetic is recorded instead of computed.
+"""
+
+from __future__ import annotations
+
+from ..core import Trace, Tracer, bind
+from ..dtypes import aval_of
+from ..numpy._methods import ArrayTracer
+
+__all__ = ["JVPTrace", "JVPTracer"]
+
+
+class JVPTrace(Trace):
+    __slots__ = ()
+
+    def process(self, op, args, attrs):
+        primals = []
+        tangents = []
+        nonzero = False
+        for a in args:
+            if type(a) is JVPTracer and a._trace is self:
+                primals.append(a.primal)
+                t = a.tangent
+                tangents.append(t)
+                if t is not None:
+                    nonzero = True
+            else:
+                primals.append(a)
+                tangents.append(None)
+        out = bind(op, *primals, **attrs)
+        if not nonzero or op.nondiff:
+            if op.multiple_results:
+                return tuple(JVPTracer(self, o, None) for o in out)
+            return JVPTracer(self, out, None)
+        if op.jvp is None:
+            raise op.missing_jvp()
+        out_tangent = op.jvp(primals, tangents, out, **attrs)
+        if op.multiple_results:
+            return tuple(JVPTracer(self, o, t) for o, t in zip(out, out_tangent))
+        return JVPTracer(self, out, out_tangent)
+
+
+class JVPTracer(ArrayTracer):
+    """A value inside a forward-mode or linearize trace."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: JVPTrace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+        self._mut = None
+
+    @property
+    def aval(self):
+        return aval_of(self.primal)
+
+    @property
+    def shape(self):
+        return tuple(self.primal.shape) if hasattr(self.primal, "shape") else ()
+
+    @property
+    def dtype(self):
+        return self.primal.dtype if hasattr(self.primal, "dtype") else aval_of(self.primal).dtype
+
+    def _concrete(self):
+        primal = self.primal
+        return primal._concrete() if isinstance(primal, Tracer) else primal
+
+    def _clone(self):
+        return JVPTracer(self._trace, self.primal, self.tangent)
+
+    def _assign(self, new: JVPTracer) -> None:
+        self.primal = new.primal
+        self.tangent = new.tangent

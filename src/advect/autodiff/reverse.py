@@ -1,0 +1,160 @@
+"""Reverse mode: a linear tape recorded while JVP rules run, walked backward by transposes.
+
+``linearize_flat`` runs a function under a :class:`JVPTrace` whose input tangents are variables
+of a :class:`LinearTrace`. Each JVP rule's tangent arithmetic lands on the tape as equations
+``(op, args, attrs, out)``; arguments that are not tape variables are the constants (residuals)
+the reverse pass needs. ``backward`` applies each op's transpose rule from the last equation to
+the first and releases every equation (and so its residuals) as soon as it is used.
+"""
+
+from __future__ import annotations
+
+from .. import ops
+from ..core import Trace, Tracer, bind
+from ..dtypes import Aval, aval_of
+from ..errors import NoVJPError
+from ..ops import _rules
+from .forward import JVPTrace, JVPTracer
+
+__all__ = ["LinearTrace", "LinearTracer", "linearize_flat", "lower", "backward", "forward"]
+
+
+class LinearTracer(Tracer):
+    """A variable of the linear tape: only its aval is known."""
+
+    __slots__ = ("aval", "index")
+    _linear = True
+
+    def __init__(self, trace: LinearTrace, aval: Aval, index: int):
+        self._trace = trace
+        self.aval = aval
+        self.index = index
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def ndim(self):
+        return len(self.aval.shape)
+
+    def __repr__(self) -> str:
+        return f"LinearTracer(%{self.index}: {self.aval})"
+
+
+class LinearTrace(Trace):
+    """Records the linear equations the JVP rules apply to tape variables."""
+
+    __slots__ = ("tape", "count")
+
+    def __init__(self):
+        super().__init__()
+        self.tape: list = []
+        self.count = 0
+
+    def new_var(self, aval: Aval) -> LinearTracer:
+        var = LinearTracer(self, aval, self.count)
+        self.count += 1
+        return var
+
+    def process(self, op, args, attrs):
+        if op.transpose is None:
+            raise NoVJPError(f"operation {op.name!r} has no transpose rule, so it cannot be "
+                             "differentiated in reverse mode")
+        avals = [a.aval if type(a) is LinearTracer else aval_of(a) for a in args]
+        out_aval = op.abstract(*avals, **attrs)
+        if op.multiple_results:
+            out = tuple(self.new_var(a) for a in out_aval)
+        else:
+            out = self.new_var(out_aval)
+        self.tape.append((op, args, attrs, out))
+        return out
+
+
+def linearize_flat(fun, primals):
+    """Run ``fun(*inputs)`` with one tracer per primal; returns ``(outputs, in_vars, trace,
+    tape)``: whatever ``fun`` returned (tracers inside, for the caller to ``lower``), the input
+    tape variables, and the two traces, which the caller closes when done."""
+    trace = JVPTrace()
+    tape = LinearTrace()
+    in_vars = [tape.new_var(aval_of(p)) for p in primals]
+    inputs = [JVPTracer(trace, p, v) for p, v in zip(primals, in_vars)]
+    try:
+        out = fun(*inputs)
+    except BaseException:
+        trace.close()
+        tape.close()
+        raise
+    return out, in_vars, trace, tape
+
+
+def lower(trace, value):
+    """Split a value of ``trace`` into (primal, tangent var or None)."""
+    if type(value) is JVPTracer and value._trace is trace:
+        return value.primal, value.tangent
+    return value, None
+
+
+def _accumulate(cts, var, ct):
+    aval = var.aval
+    ct_aval = aval_of(ct)
+    if ct_aval.dtype != aval.dtype or ct_aval.shape != aval.shape:
+        ct = _rules.fit(ct, aval)
+    old = cts.get(var.index)
+    cts[var.index] = ct if old is None else ops.add(old, ct)
+
+
+def backward(tape: list, seeds: list, keep: bool = False) -> dict:
+    """Walk ``tape`` backward from ``seeds`` (pairs of output var and cotangent); returns the
+    cotangents by variable index. Without ``keep`` each equation is released once used."""
+    cts: dict = {}
+    for var, ct in seeds:
+        if var is not None and ct is not None:
+            _accumulate(cts, var, ct)
+    for i in range(len(tape) - 1, -1, -1):
+        op, args, attrs, out = tape[i]
+        if not keep:
+            tape[i] = None
+        if op.multiple_results:
+            ct = tuple(cts.pop(o.index, None) for o in out)
+            if all(c is None for c in ct):
+                continue
+        else:
+            ct = cts.pop(out.index, None)
+            if ct is None:
+                continue
+        arg_cts = op.transpose(ct, *args, **attrs)
+        for a, c in zip(args, arg_cts):
+            if c is not None and type(a) is LinearTracer:
+                _accumulate(cts, a, c)
+    if not keep:
+        tape.clear()
+    return cts
+
+
+def forward(tape: list, in_vars: list, tangents: list) -> dict:
+    """Evaluate the tape forward for new input tangents; returns values by variable index."""
+    values = {v.index: t for v, t in zip(in_vars, tangents) if t is not None}
+    ref = next(iter(values.values()), None)
+    for op, args, attrs, out in tape:
+        if not any(type(a) is LinearTracer and a.index in values for a in args):
+            continue
+        filled = []
+        for a in args:
+            if type(a) is LinearTracer:
+                v = values.get(a.index)
+                filled.append(ops.zeros_like(ref, shape=a.aval.shape, dtype=a.aval.dtype.name)
+                              if v is None else v)
+            else:
+                filled.append(a)
+        result = bind(op, *filled, **attrs)
+        if op.multiple_results:
+            for o, r in zip(out, result):
+                values[o.index] = r
+        else:
+            values[out.index] = result
+    return values

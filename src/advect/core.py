@@ -1,0 +1,132 @@
+"""The engine: the ``Op`` record, ``bind``, traces with levels and the tracer base.
+
+``bind(op, *args, **attrs)`` hands the call to the innermost live trace that owns one of its
+arguments; with no tracer among the arguments it calls the provider directly. Each trace gets a
+level from a process-wide counter when it is created, so a trace nested inside another always has
+the higher level; values of outer traces are constants to inner ones (no perturbation confusion).
+Traces never consult global state, so threads differentiating at once cannot see each other.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from .errors import EscapedTracerError, NoJVPError
+from .providers import namespace_of
+
+__all__ = ["Op", "bind", "Trace", "Tracer", "REGISTRY", "new_level"]
+
+REGISTRY: dict[str, Op] = {}
+
+_levels = itertools.count(1)
+
+
+def new_level() -> int:
+    return next(_levels)
+
+
+class Op:
+    """One canonical operation: everything Advect knows about it.
+
+    ``abstract(*avals, **attrs)`` returns the output aval (a tuple of them when
+    ``multiple_results``); ``impl(xp, *arrays, **attrs)`` calls the provider;
+    ``jvp(primals, tangents, out, **attrs)`` returns the output tangent, written with ops, with
+    ``None`` for a zero tangent; ``transpose(ct, *args, **attrs)`` returns one cotangent per
+    argument (``None`` where the argument is not linear) and exists only for ops that can appear
+    on the linear tape. ``nondiff`` marks ops whose derivative is zero (comparisons, floor, argmax).
+    """
+
+    __slots__ = ("name", "abstract", "impl", "jvp", "transpose", "attrs", "linear", "nondiff",
+                 "multiple_results", "elementwise", "__weakref__")
+
+    def __init__(self, name: str, *, abstract: Callable, impl: Callable,
+                 jvp: Callable | None = None, transpose: Callable | None = None,
+                 attrs: tuple[str, ...] = (), linear: bool = False, nondiff: bool = False,
+                 multiple_results: bool = False, elementwise: bool = False):
+        if name in REGISTRY:
+            raise ValueError(f"an op named {name!r} is already registered")
+        self.name = name
+        self.abstract = abstract
+        self.impl = impl
+        self.transpose = transpose
+        self.attrs = attrs
+        self.linear = linear
+        self.nondiff = nondiff
+        self.multiple_results = multiple_results
+        self.elementwise = elementwise
+        if jvp is None and linear:
+            jvp = _linear_jvp(self)
+        self.jvp = jvp
+        REGISTRY[name] = self
+
+    def __call__(self, *args, **attrs):
+        return bind(self, *args, **attrs)
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r})"
+
+    def missing_jvp(self):
+        return NoJVPError(f"operation {self.name!r} has no JVP rule, so it cannot be "
+                          "differentiated in forward or reverse mode")
+
+
+def _linear_jvp(op: Op) -> Callable:
+    """A linear op's JVP is the op applied to the tangents (zeros filled in where needed)."""
+
+    def jvp(primals, tangents, out, **attrs):
+        from .ops._rules import zeros_like_aval  # the rules module imports core
+
+        if len(tangents) == 1:
+            return bind(op, tangents[0], **attrs)
+        filled = [zeros_like_aval(p) if t is None else t for p, t in zip(primals, tangents)]
+        return bind(op, *filled, **attrs)
+
+    return jvp
+
+
+def bind(op: Op, *args, **attrs):
+    """Apply ``op`` to ``args``: the innermost trace among them interprets the call."""
+    trace = None
+    level = 0
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if not t.alive:
+                raise EscapedTracerError(
+                    f"{op.name}: a traced value was used after the transform that created it "
+                    "returned; return it from the function instead of storing it outside")
+            if t.level > level:
+                trace, level = t, t.level
+    if trace is None:
+        return op.impl(namespace_of(args), *args, **attrs)
+    return trace.process(op, args, attrs)
+
+
+class Trace:
+    """An interpreter of ``bind``. Subclasses implement ``process``."""
+
+    __slots__ = ("level", "alive")
+
+    def __init__(self):
+        self.level = new_level()
+        self.alive = True
+
+    def process(self, op: Op, args: tuple, attrs: dict):
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Mark the trace finished: its tracers can no longer be used."""
+        self.alive = False
+
+
+class Tracer:
+    """Base of every traced value. Subclasses hold their trace's payload and an ``aval``."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000.0
+    _linear = False  # True only for the linear tape's variables
+
+    @property
+    def aval(self):
+        raise NotImplementedError

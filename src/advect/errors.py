@@ -1,0 +1,71 @@
+"""Advect's named errors.
+
+Every error Advect raises on purpose is an :class:`AdvectError`; those that are also API misuse
+additionally subclass Python's own (``TypeError``, ``ValueError``) so ordinary handlers catch them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AdvectError",
+    "TracingError",
+    "EscapedTracerError",
+    "MissingPrimitiveRuleError",
+    "MutationError",
+    "StaleViewError",
+    "NumericsError",
+    "NoJVPError",
+    "NoVJPError",
+    "ImplicitSolveError",
+    "UnsupportedDtypeError",
+    "PayloadError",
+]
+
+
+class AdvectError(Exception):
+    """Base class of every error Advect raises on purpose."""
+
+
+class TracingError(AdvectError):
+    """An unsupported call on a traced value, a tracer turned into a plain array, or
+    data-dependent control flow while staging."""
+
+
+class EscapedTracerError(TracingError):
+    """A tracer was used after the transform that created it had returned."""
+
+
+class MissingPrimitiveRuleError(TracingError):
+    """A custom primitive lacks the rule a transform needs."""
+
+
+class MutationError(AdvectError):
+    """Mutating an input, or mutating through a transformed view."""
+
+
+class StaleViewError(MutationError):
+    """A view was used after its root array changed."""
+
+
+class NumericsError(AdvectError):
+    """A NaN or infinity appeared inside ``advect.debug(numerics=True)``."""
+
+
+class NoJVPError(AdvectError):
+    """An operation has no forward-mode (JVP) rule."""
+
+
+class NoVJPError(AdvectError):
+    """An operation has no reverse-mode (transpose) rule."""
+
+
+class ImplicitSolveError(AdvectError):
+    """A solver callback of ``implicit_root`` failed or returned non-finite values."""
+
+
+class UnsupportedDtypeError(AdvectError, TypeError):
+    """A dtype that traced or staged values do not support."""
+
+
+class PayloadError(AdvectError, ValueError):
+    """A saved-program payload is malformed; the message names the field."""

@@ -1,0 +1,75 @@
+"""Array constructors that keep traced values traced (``ad.array``, ``np.array(..., like=x)``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ._functions import implements
+
+__all__ = ["array", "asarray", "asanyarray"]
+
+
+def _contains_tracer(obj) -> bool:
+    if isinstance(obj, Tracer):
+        return True
+    if isinstance(obj, list | tuple):
+        return any(_contains_tracer(o) for o in obj)
+    return False
+
+
+def _build(obj, dtype):
+    """Stack a nested list that holds tracers into one traced array."""
+    if isinstance(obj, list | tuple):
+        parts = [_build(o, dtype) for o in obj]
+        if not parts:
+            return np.asarray([], dtype=dtype)
+        dt = dtype if dtype is not None else np.result_type(
+            *[aval_of(p).dtype if hasattr(p, "shape") else p for p in parts])
+        parts = [p if hasattr(p, "shape") else np.asarray(p, dtype=dt) for p in parts]
+        parts = [ops.astype(p, dtype=np.dtype(dt).name) if aval_of(p).dtype != dt else p
+                 for p in parts]
+        return ops.concat(*(ops.expand_dims(p, axes=(0,)) for p in parts), axis=0)
+    if isinstance(obj, Tracer):
+        return obj if dtype is None or aval_of(obj).dtype == np.dtype(dtype) else ops.astype(
+            obj, dtype=np.dtype(dtype).name)
+    return np.asarray(obj, dtype=dtype)
+
+
+def array(obj, dtype=None, *, copy=True, **kwargs):
+    """Build an array from tracers and nested lists of tracers without detaching them.
+
+    Example:
+        >>> import advect as ad, numpy as np
+        >>> ad.grad(lambda x: ad.array([x[1], x[0] * 3]).sum())(np.array([1.0, 2.0]))
+        array([3., 1.])
+    """
+    if not _contains_tracer(obj):
+        return np.array(obj, dtype=dtype, copy=copy)
+    out = _build(obj, dtype)
+    if copy and out is obj:
+        out = out._clone()
+    return out
+
+
+def asarray(obj, dtype=None, *, copy=None, **kwargs):
+    """Like ``np.asarray``, keeping tracers traced (no copy unless ``copy=True``)."""
+    if not _contains_tracer(obj):
+        return np.asarray(obj, dtype=dtype, copy=copy)
+    out = _build(obj, dtype)
+    return out._clone() if copy and out is obj else out
+
+
+asanyarray = asarray
+
+
+@implements(np.array)
+def _array_like(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    return array(obj, dtype, copy=copy)
+
+
+@implements(np.asarray, np.asanyarray)
+def _asarray_like(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    return asarray(a, dtype, copy=copy)

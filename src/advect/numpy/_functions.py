@@ -1,0 +1,416 @@
+"""NumPy functions on traced arrays: ``FUNCTIONS`` maps each NumPy function to its translation.
+
+A function with a canonical op is a one-line bind; the rest are composites written in ops.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..dtypes import aval_of
+from ..errors import TracingError
+from ..ops._rules import normalize_axes
+
+__all__ = ["FUNCTIONS", "array_function", "reduction", "astype"]
+
+FUNCTIONS: dict = {}
+
+
+def implements(*funcs):
+    def register(impl):
+        for f in funcs:
+            FUNCTIONS[f] = impl
+        return impl
+    return register
+
+
+def array_function(func, types, args, kwargs):
+    impl = FUNCTIONS.get(func)
+    if impl is None:
+        raise TracingError(
+            f"numpy.{func.__name__} is not supported on traced arrays yet; see "
+            "advect.support_catalog() for what is, or write it with supported functions")
+    return impl(*args, **kwargs)
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"numpy.{name}: out= is not supported on traced arrays; assign the "
+                        "result instead")
+
+
+def _shape(x):
+    return aval_of(x).shape
+
+
+def astype(x, dtype):
+    dtype = np.dtype(dtype)
+    return x if aval_of(x).dtype == dtype else ops.astype(x, dtype=dtype.name)
+
+
+# --- reductions ------------------------------------------------------------------------------
+
+def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
+    if where is not True:
+        raise TypeError("where= in reductions is not supported on traced arrays")
+    if dtype is not None:
+        a = astype(a, dtype)
+    axes = normalize_axes(axis, len(_shape(a)))
+    out = op(a, axes=axes, keepdims=bool(keepdims))
+    if initial is not None:
+        combine = {ops.reduce_sum: ops.add, ops.reduce_prod: ops.multiply,
+                   ops.reduce_max: ops.maximum, ops.reduce_min: ops.minimum}[op]
+        out = combine(out, initial)
+    return out
+
+
+@implements(np.sum)
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    _no_out("sum", out)
+    return reduction(ops.reduce_sum, a, axis, keepdims, dtype, where, initial)
+
+
+@implements(np.prod)
+def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    _no_out("prod", out)
+    return reduction(ops.reduce_prod, a, axis, keepdims, dtype, where, initial)
+
+
+@implements(np.max, np.amax)
+def _max(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    _no_out("max", out)
+    return reduction(ops.reduce_max, a, axis, keepdims, None, where, initial)
+
+
+@implements(np.min, np.amin)
+def _min(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    _no_out("min", out)
+    return reduction(ops.reduce_min, a, axis, keepdims, None, where, initial)
+
+
+def _count(shape, axes):
+    return math.prod(shape[a] for a in axes)
+
+
+@implements(np.mean)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    _no_out("mean", out)
+    if dtype is None and aval_of(a).dtype.kind not in "fc":
+        dtype = np.float64
+    axes = normalize_axes(axis, len(_shape(a)))
+    total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
+    return ops.divide(total, _count(_shape(a), axes))
+
+
+@implements(np.var)
+def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+         correction=None):
+    _no_out("var", out)
+    if correction is not None:
+        ddof = correction
+    axes = normalize_axes(axis, len(_shape(a)))
+    mu = _mean(a, axes, dtype, keepdims=True, where=where) if mean is None else mean
+    dev = ops.subtract(a if dtype is None else astype(a, dtype), mu)
+    sq = ops.real(ops.multiply(dev, ops.conj(dev))) if aval_of(dev).dtype.kind == "c" \
+        else ops.square(dev)
+    total = ops.reduce_sum(sq, axes=axes, keepdims=bool(keepdims))
+    return ops.divide(total, max(_count(_shape(a), axes) - ddof, 0))
+
+
+@implements(np.std)
+def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+         correction=None):
+    return ops.sqrt(_var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                         correction=correction))
+
+
+def _arg_reduce(op, a, axis, keepdims):
+    if axis is None:
+        out = op(_ravel(a), axis=0, keepdims=False)
+        return ops.reshape(out, shape=(1,) * len(_shape(a))) if keepdims else out
+    return op(a, axis=normalize_axes(axis, len(_shape(a)))[0], keepdims=bool(keepdims))
+
+
+@implements(np.argmax)
+def _argmax(a, axis=None, out=None, *, keepdims=False):
+    _no_out("argmax", out)
+    return _arg_reduce(ops.argmax, a, axis, keepdims)
+
+
+@implements(np.argmin)
+def _argmin(a, axis=None, out=None, *, keepdims=False):
+    _no_out("argmin", out)
+    return _arg_reduce(ops.argmin, a, axis, keepdims)
+
+
+@implements(np.cumsum)
+def _cumsum(a, axis=None, dtype=None, out=None):
+    _no_out("cumsum", out)
+    if dtype is not None:
+        a = astype(a, dtype)
+    if axis is None:
+        a = ops.reshape(a, shape=(math.prod(_shape(a)),))
+        axis = 0
+    return ops.cumulative_sum(a, axis=normalize_axes(axis, len(_shape(a)))[0])
+
+
+# --- shape -----------------------------------------------------------------------------------
+
+def _resolve_shape(shape, size):
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(int(n) for n in shape)
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = math.prod(n for n in shape if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    return shape
+
+
+@implements(np.reshape)
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise NotImplementedError("only order='C' reshapes are supported on traced arrays")
+    shape = _resolve_shape(newshape if shape is None else shape, math.prod(_shape(a)))
+    return a if shape == _shape(a) else ops.reshape(a, shape=shape)
+
+
+@implements(np.ravel)
+def _ravel(a, order="C"):
+    return _reshape(a, (-1,), order)
+
+
+@implements(np.transpose, np.permute_dims)
+def _transpose(a, axes=None):
+    ndim = len(_shape(a))
+    axes = tuple(reversed(range(ndim))) if axes is None else tuple(a_ % ndim for a_ in axes)
+    if axes == tuple(range(ndim)):
+        return a
+    return ops.permute_dims(a, axes=axes)
+
+
+@implements(np.swapaxes)
+def _swapaxes(a, axis1, axis2):
+    ndim = len(_shape(a))
+    axes = list(range(ndim))
+    i, j = axis1 % ndim, axis2 % ndim
+    axes[i], axes[j] = axes[j], axes[i]
+    return _transpose(a, axes)
+
+
+@implements(np.moveaxis)
+def _moveaxis(a, source, destination):
+    ndim = len(_shape(a))
+    source = normalize_axes(source, ndim) if isinstance(source, int) else tuple(
+        s % ndim for s in source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    destination = tuple(d % ndim for d in destination)
+    order = [n for n in range(ndim) if n not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return _transpose(a, order)
+
+
+@implements(np.squeeze)
+def _squeeze(a, axis=None):
+    shape = _shape(a)
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(shape) if n == 1)
+    else:
+        axes = normalize_axes(axis, len(shape))
+    return a if not axes else ops.squeeze(a, axes=axes)
+
+
+@implements(np.expand_dims)
+def _expand_dims(a, axis):
+    ndim = len(_shape(a)) + (1 if isinstance(axis, int) else len(axis))
+    return ops.expand_dims(a, axes=normalize_axes(axis, ndim))
+
+
+@implements(np.broadcast_to)
+def _broadcast_to(array, shape, subok=False):
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return array if _shape(array) == shape else ops.broadcast_to(array, shape=shape)
+
+
+@implements(np.concatenate, np.concat)
+def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    _no_out("concatenate", out)
+    arrays = [np.asarray(a) if isinstance(a, list | tuple) else a for a in arrays]
+    if axis is None:
+        arrays = [_ravel(a) for a in arrays]
+        axis = 0
+    if dtype is not None:
+        arrays = [astype(a, dtype) for a in arrays]
+    return ops.concat(*arrays, axis=normalize_axes(axis, len(_shape(arrays[0])))[0])
+
+
+@implements(np.stack)
+def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    _no_out("stack", out)
+    arrays = list(arrays)
+    shapes = {_shape(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    axis = normalize_axes(axis, len(_shape(arrays[0])) + 1)[0]
+    return _concatenate([ops.expand_dims(a, axes=(axis,)) for a in arrays], axis, dtype=dtype)
+
+
+@implements(np.flip)
+def _flip(m, axis=None):
+    return ops.flip(m, axes=normalize_axes(axis, len(_shape(m))))
+
+
+@implements(np.roll)
+def _roll(a, shift, axis=None):
+    if axis is None:
+        return _reshape(_roll(_ravel(a), shift, 0), _shape(a))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
+    ndim = len(_shape(a))
+    return ops.roll(a, shift=tuple(int(s) for s in shifts), axes=tuple(x % ndim for x in axes))
+
+
+# --- elementwise helpers -----------------------------------------------------------------------
+
+@implements(np.where)
+def _where(condition, x=None, y=None):
+    if x is None and y is None:
+        return np.nonzero(condition)
+    return ops.where(condition, x, y)
+
+
+@implements(np.clip)
+def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
+          max=np._NoValue, **kwargs):
+    lo = a_min if a_min is not np._NoValue else (None if min is np._NoValue else min)
+    hi = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
+    if out is not None:
+        from ._mutation import assign_inplace
+        return assign_inplace(out, _clip(a, lo, hi), "numpy.clip(out=...)")
+    if lo is None and hi is None:
+        raise ValueError("One of max or min must be given")
+    if lo is None:
+        return ops.minimum(a, hi)
+    if hi is None:
+        return ops.maximum(a, lo)
+    return ops.clip(a, lo, hi)
+
+
+@implements(np.round, np.around)
+def _round(a, decimals=0, out=None):
+    _no_out("round", out)
+    return ops.round(a, decimals=int(decimals))
+
+
+@implements(np.real)
+def _real(val):
+    return ops.real(val) if aval_of(val).dtype.kind == "c" else val
+
+
+@implements(np.imag)
+def _imag(val):
+    return ops.imag(val) if aval_of(val).dtype.kind == "c" else ops.zeros_like(val)
+
+
+@implements(np.angle)
+def _angle(z, deg=False):
+    out = ops.angle(z)
+    return ops.rad2deg(out) if deg else out
+
+
+@implements(np.copy)
+def _copy(a, order="K", subok=False):
+    from ._mutation import owned_copy
+    return owned_copy(a)
+
+
+@implements(np.zeros_like)
+def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _full_like(a, 0, dtype, shape=shape)
+
+
+@implements(np.ones_like)
+def _ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _full_like(a, 1, dtype, shape=shape)
+
+
+@implements(np.empty_like)
+def _empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _full_like(a, 0, dtype, shape=shape)
+
+
+@implements(np.full_like)
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    shape = None if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    dtype = None if dtype is None else np.dtype(dtype).name
+    if hasattr(fill_value, "shape"):  # a traced fill value broadcasts and stays differentiable
+        target = ops.zeros_like(a, shape=shape, dtype=dtype)
+        return ops.add(target, fill_value)
+    return ops.full_like(a, fill_value=fill_value, shape=shape, dtype=dtype)
+
+
+# --- linear algebra ----------------------------------------------------------------------------
+
+@implements(np.matmul)
+def _matmul(x1, x2, /, out=None, **kwargs):
+    _no_out("matmul", out)
+    return ops.matmul(x1, x2)
+
+
+@implements(np.dot)
+def _dot(a, b, out=None):
+    _no_out("dot", out)
+    na, nb = len(_shape(a)), len(_shape(b))
+    if na == 0 or nb == 0:
+        return ops.multiply(a, b)
+    if nb == 1 or na == 1 and nb <= 2:
+        return ops.matmul(a, b)
+    return ops.dot_general(a, b, contract=((na - 1,), (nb - 2,)), batch=((), ()))
+
+
+@implements(np.tensordot)
+def _tensordot(a, b, axes=2):
+    na, nb = len(_shape(a)), len(_shape(b))
+    if isinstance(axes, int | np.integer):
+        xa = tuple(range(na - axes, na))
+        xb = tuple(range(axes))
+    else:
+        xa, xb = axes
+        xa = (xa,) if isinstance(xa, int) else tuple(xa)
+        xb = (xb,) if isinstance(xb, int) else tuple(xb)
+    return ops.dot_general(a, b, contract=(tuple(i % na for i in xa), tuple(i % nb for i in xb)),
+                           batch=((), ()))
+
+
+@implements(np.vdot)
+def _vdot(a, b):
+    return ops.reduce_sum(ops.multiply(ops.conj(_ravel(a)) if aval_of(a).dtype.kind == "c"
+                                       else _ravel(a), _ravel(b)), axes=(0,), keepdims=False)
+
+
+@implements(np.inner)
+def _inner(a, b):
+    na, nb = len(_shape(a)), len(_shape(b))
+    if na == 0 or nb == 0:
+        return ops.multiply(a, b)
+    return ops.dot_general(a, b, contract=((na - 1,), (nb - 1,)), batch=((), ()))
+
+
+@implements(np.outer)
+def _outer(a, b, out=None):
+    _no_out("outer", out)
+    return ops.multiply(ops.expand_dims(_ravel(a), axes=(1,)), _ravel(b))
+
+
+@implements(np.einsum)
+def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
+    _no_out("einsum", out)
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum on traced arrays takes the subscripts-string form")
+    return ops.einsum(*operands, subscripts=subscripts.replace(" ", ""))
+

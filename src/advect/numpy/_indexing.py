@@ -1,0 +1,120 @@
+"""``__getitem__``: NumPy index expressions normalized to the static ``index`` attr of gather.
+
+Normalization happens once, here, so the ops see only canonical entries: slices as concrete
+``(start, stop, step)``, non-negative ints, ``None`` for new axes and ``"array"`` for integer-array
+operands. A boolean mask becomes integer arrays through its concrete value, so it is dynamic-only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+
+__all__ = ["normalize_index", "getitem"]
+
+_FULL = (None, None, None)
+
+
+def _mask_to_arrays(mask):
+    if isinstance(mask, Tracer):
+        mask = mask._concrete_for("boolean mask indexing (its result shape depends on data)")
+    return list(np.nonzero(np.asarray(mask)))
+
+
+def _as_index_array(k):
+    if isinstance(k, list):
+        k = np.asarray(k)
+        if k.dtype.kind == "f" and k.size == 0:
+            k = k.astype(np.intp)
+    return k
+
+
+def normalize_index(shape: tuple[int, ...], key) -> tuple[tuple, list]:
+    """``(index, arrays)`` for ``x[key]`` on an array of ``shape``."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    entries: list = []
+    for k in key:
+        k = _as_index_array(k)
+        if isinstance(k, bool | np.bool_):
+            raise IndexError("a Python bool as an index is not supported on traced arrays; use "
+                             "x[None] or np.where")
+        if hasattr(k, "dtype") and not isinstance(k, np.generic | int):
+            kind = aval_of(k).dtype.kind
+            if kind == "b":
+                entries.extend(("array", a) for a in _mask_to_arrays(k))
+                continue
+            if kind not in "iu":
+                raise IndexError("arrays used as indices must be of integer (or boolean) type")
+            if isinstance(k, np.ndarray) and k.ndim == 0:
+                entries.append(int(k))
+            else:
+                entries.append(("array", k))
+            continue
+        if isinstance(k, int | np.integer):
+            entries.append(int(k))
+        elif k is None or k is Ellipsis or isinstance(k, slice):
+            entries.append(k)
+        else:
+            raise IndexError(f"only integers, slices, ellipsis, None and integer or boolean "
+                             f"arrays are valid indices, got {type(k).__name__}")
+    consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    if consumed > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but "
+                         f"{consumed} were indexed")
+    n_ellipsis = sum(1 for e in entries if e is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    index, arrays, dim = [], [], 0
+    for e in entries:
+        if e is Ellipsis:
+            fill = len(shape) - consumed
+            index.extend([_FULL] * fill)
+            dim += fill
+        elif e is None:
+            index.append(None)
+        elif isinstance(e, tuple):
+            index.append("array")
+            arrays.append(e[1])
+            dim += 1
+        elif isinstance(e, slice):
+            start, stop, step = e.indices(shape[dim])
+            if step < 0 and stop < 0:
+                stop = None
+            index.append((start, stop, step))
+            dim += 1
+        else:
+            n = shape[dim]
+            if not -n <= e < n:
+                raise IndexError(f"index {e} is out of bounds for axis {dim} with size {n}")
+            index.append(e % n)
+            dim += 1
+    dims = _dims(index)
+    index = [(0, shape[d], 1) if e == _FULL else e for d, e in zip(dims, index)]
+    while index and isinstance(index[-1], tuple) and index[-1] == (0, shape[dims[-1]], 1):
+        index.pop()  # x[i, :] is x[i]
+        dims.pop()
+    return tuple(index), arrays
+
+
+def _dims(index):
+    """The array axis each index entry applies to (-1 for new axes)."""
+    out, dim = [], 0
+    for e in index:
+        if e is None:
+            out.append(-1)
+        else:
+            out.append(dim)
+            dim += 1
+    return out
+
+
+def getitem(x, key):
+    index, arrays = normalize_index(x.shape, key)
+    if not index:
+        return x
+    return ops.gather(x, *arrays, index=index)
+

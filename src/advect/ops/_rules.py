@@ -1,0 +1,169 @@
+"""Abstract rules and JVP helpers that many ops share.
+
+Rules here call ops through the ``ops`` package (``ops.multiply``), looked up at call time, so the
+op-table modules can use these helpers while they are being defined.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
+
+__all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcast_binary",
+           "float_binary", "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
+           "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "reduced_shape",
+           "real_unary", "add_tangents", "scale"]
+
+
+def is_linear(x) -> bool:
+    """Whether ``x`` is a variable of the linear tape (inside a transpose rule)."""
+    return isinstance(x, Tracer) and x._linear
+
+
+@lru_cache(maxsize=4096)
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(s) for s in shapes)) from None
+
+
+# --- abstract rules --------------------------------------------------------------------------
+
+def same_unary(x: Aval, **_) -> Aval:
+    return x
+
+
+def float_unary(x: Aval, **_) -> Aval:
+    """Same shape; dtype follows NumPy's rule for inexact ufuncs (int -> float64)."""
+    dtype = float_dtype(x.dtype)
+    return x if dtype is x.dtype else Aval(x.shape, dtype, x.weak, x.device)
+
+
+def real_unary(x: Aval, **_) -> Aval:
+    """Same shape; complex inputs give their real dtype (abs, real, imag, angle)."""
+    return Aval(x.shape, real_dtype(float_dtype(x.dtype)) if x.dtype.kind == "c" else x.dtype,
+                x.weak, x.device)
+
+
+def bool_unary(x: Aval, **_) -> Aval:
+    return Aval(x.shape, np.dtype(bool), False, x.device)
+
+
+def broadcast_binary(x: Aval, y: Aval, **_) -> Aval:
+    shape = x.shape if x.shape == y.shape else broadcast_shapes(x.shape, y.shape)
+    if x.dtype is y.dtype and x.weak == y.weak:
+        return Aval(shape, x.dtype, x.weak, x.device)
+    return Aval(shape, result_type(x, y), x.weak and y.weak, x.device or y.device)
+
+
+def float_binary(x: Aval, y: Aval, **_) -> Aval:
+    out = broadcast_binary(x, y)
+    dtype = float_dtype(out.dtype)
+    return out if dtype is out.dtype else Aval(out.shape, dtype, out.weak, out.device)
+
+
+def compare_binary(x: Aval, y: Aval, **_) -> Aval:
+    shape = x.shape if x.shape == y.shape else broadcast_shapes(x.shape, y.shape)
+    return Aval(shape, np.dtype(bool), False, x.device or y.device)
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, int or sequence, negatives allowed) as a sorted tuple of axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1):
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim if ndim else 0)
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate value in 'axis': {axis}")
+    return tuple(sorted(out))
+
+
+def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool):
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+# --- JVP and transpose helpers ---------------------------------------------------------------
+
+def conj(x):
+    """Complex conjugate; the identity (no op emitted) for real values."""
+    return ops.conj(x) if aval_of(x).dtype.kind == "c" else x
+
+
+def unbroadcast(x, shape: tuple[int, ...]):
+    """Sum ``x`` down to ``shape``: the transpose of broadcasting to ``x``'s shape."""
+    xshape = aval_of(x).shape
+    if xshape == shape:
+        return x
+    lead = len(xshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and xshape[lead + i] != 1)
+    if axes:
+        x = ops.reduce_sum(x, axes=axes, keepdims=False)
+    return ops.reshape(x, shape=shape) if aval_of(x).shape != shape else x
+
+
+def fit(t, aval: Aval):
+    """Broadcast and cast a tangent to the aval of the primal output it belongs to."""
+    t_aval = aval_of(t)
+    if t_aval.dtype != aval.dtype:
+        if t_aval.dtype.kind == "c" and aval.dtype.kind != "c":
+            t = ops.real(t)
+            t_aval = aval_of(t)
+        if t_aval.dtype != aval.dtype:
+            t = ops.astype(t, dtype=aval.dtype.name)
+    if t_aval.shape != aval.shape:
+        t = ops.broadcast_to(t, shape=aval.shape)
+    return t
+
+
+def add_tangents(a, b):
+    """Sum of two tangents where ``None`` is zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return ops.add(a, b)
+
+
+def scale(t, factor):
+    """``t * factor`` for a tangent ``t`` that may be ``None``."""
+    return None if t is None else ops.multiply(t, factor)
+
+
+def elementwise_partials(partials):
+    """A JVP rule from the partial derivatives: ``partials(*primals, out) -> tuple``.
+
+    The output tangent is ``sum_i t_i * partial_i``, skipping zero tangents, cast to the
+    output's dtype and shape.
+    """
+
+    def jvp(primals, tangents, out, **attrs):
+        parts = partials(*primals, out, **attrs)
+        total = None
+        for t, p in zip(tangents, parts):
+            if t is not None:
+                total = add_tangents(total, ops.multiply(t, p))
+        return fit(total, aval_of(out))
+
+    return jvp
+
+
+def zeros_like_aval(x):
+    """Zeros with ``x``'s shape and dtype (a constant, even when ``x`` is traced)."""
+    if is_linear(x):
+        raise AssertionError("zeros_like_aval needs a primal, not a tape variable")
+    return ops.zeros_like(x)

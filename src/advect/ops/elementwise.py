@@ -1,0 +1,404 @@
+"""Elementwise operations: one record per op, its rules right above it.
+
+Binary ops broadcast and promote as NumPy 2 does (NEP 50: Python scalars are weak operands).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..core import Op
+from ..dtypes import Aval, aval_of
+from ._rules import (
+    add_tangents,
+    bool_unary,
+    broadcast_binary,
+    compare_binary,
+    elementwise_partials,
+    fit,
+    float_binary,
+    float_unary,
+    is_linear,
+    real_unary,
+    same_unary,
+    unbroadcast,
+)
+from ._rules import conj as conj_if_complex  # emits nothing for real values
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)  # Python floats: weak, so float32 stays float32
+
+
+def _unary(name, impl, partial=None, abstract=float_unary):
+    """An elementwise unary op; ``partial(x, out)`` is its derivative (None: zero derivative)."""
+    if partial is None:
+        return Op(name, abstract=abstract, impl=impl, nondiff=True, elementwise=True)
+    return Op(name, abstract=abstract, impl=impl, elementwise=True,
+              jvp=elementwise_partials(lambda x, out: (partial(x, out),)))
+
+
+def _comparison(name, impl, abstract=compare_binary):
+    return Op(name, abstract=abstract, impl=impl, nondiff=True, elementwise=True)
+
+
+# --- arithmetic -----------------------------------------------------------------------------
+
+def _add_jvp(primals, tangents, out):
+    dx, dy = tangents
+    return fit(add_tangents(dx, dy), aval_of(out))
+
+
+def _add_transpose(ct, x, y):
+    return (unbroadcast(ct, x.shape) if is_linear(x) else None,
+            unbroadcast(ct, y.shape) if is_linear(y) else None)
+
+
+add = Op("add", abstract=broadcast_binary, impl=lambda xp, x, y: xp.add(x, y),
+         jvp=_add_jvp, transpose=_add_transpose, linear=True, elementwise=True)
+
+
+def _subtract_jvp(primals, tangents, out):
+    dx, dy = tangents
+    if dy is None:
+        return fit(dx, aval_of(out))
+    return fit(negative(dy) if dx is None else subtract(dx, dy), aval_of(out))
+
+
+def _subtract_transpose(ct, x, y):
+    return (unbroadcast(ct, x.shape) if is_linear(x) else None,
+            unbroadcast(negative(ct), y.shape) if is_linear(y) else None)
+
+
+subtract = Op("subtract", abstract=broadcast_binary, impl=lambda xp, x, y: xp.subtract(x, y),
+              jvp=_subtract_jvp, transpose=_subtract_transpose, linear=True, elementwise=True)
+
+negative = Op("negative", abstract=same_unary, impl=lambda xp, x: xp.negative(x), linear=True,
+              transpose=lambda ct, x: (negative(ct),), elementwise=True)
+
+positive = Op("positive", abstract=same_unary, impl=lambda xp, x: xp.positive(x), linear=True,
+              transpose=lambda ct, x: (ct,), elementwise=True)
+
+
+def _multiply_jvp(primals, tangents, out):
+    (x, y), (dx, dy) = primals, tangents
+    return fit(add_tangents(None if dx is None else multiply(dx, y),
+                            None if dy is None else multiply(x, dy)), aval_of(out))
+
+
+# A product transposes the one case the linear tape holds: a linear operand times a constant.
+# Transposes are real adjoints, so complex constants are conjugated.
+def _multiply_transpose(ct, x, y):
+    if is_linear(x):
+        return (unbroadcast(multiply(ct, conj_if_complex(y)), x.shape), None)
+    return (None, unbroadcast(multiply(conj_if_complex(x), ct), y.shape))
+
+
+multiply = Op("multiply", abstract=broadcast_binary, impl=lambda xp, x, y: xp.multiply(x, y),
+              jvp=_multiply_jvp, transpose=_multiply_transpose, elementwise=True)
+
+
+def _divide_jvp(primals, tangents, out):
+    (_, y), (dx, dy) = primals, tangents
+    t = None if dx is None else divide(dx, y)
+    if dy is not None:
+        t = add_tangents(t, negative(multiply(dy, divide(out, y))))
+    return fit(t, aval_of(out))
+
+
+def _divide_transpose(ct, x, y):  # only the numerator can be linear
+    return (unbroadcast(divide(ct, conj_if_complex(y)), x.shape), None)
+
+
+divide = Op("divide", abstract=float_binary, impl=lambda xp, x, y: xp.divide(x, y),
+            jvp=_divide_jvp, transpose=_divide_transpose, elementwise=True)
+
+
+def _pow_jvp(primals, tangents, out):
+    (x, y), (dx, dy) = primals, tangents
+    t = None
+    if dx is not None:
+        # y * x**(y-1), written so that x == 0 with y == 0 or y == 1 stays finite
+        y_minus_1 = y - 1 if isinstance(y, int | float | complex) else subtract(y, 1)
+        t = multiply(dx, multiply(y, pow(x, y_minus_1)))
+    if dy is not None:
+        safe = where(equal(x, 0), 1, x)
+        t = add_tangents(t, multiply(dy, multiply(out, log(safe))))
+    return fit(t, aval_of(out))
+
+
+pow = Op("pow", abstract=broadcast_binary, impl=lambda xp, x, y: xp.pow(x, y),
+         jvp=_pow_jvp, elementwise=True)
+
+square = _unary("square", lambda xp, x: xp.square(x), lambda x, out: multiply(2, x),
+                abstract=same_unary)
+sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda x, out: divide(0.5, out))
+cbrt = _unary("cbrt", lambda xp, x: xp.cbrt(x),
+              lambda x, out: divide(1.0, multiply(3, square(out))))
+reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x),
+                    lambda x, out: negative(square(out)))
+
+
+def _abs_jvp(primals, tangents, out):
+    (x,), (dx,) = primals, tangents
+    if aval_of(x).dtype.kind == "c":  # d|z| = Re(conj(z) dz) / |z|, zero at z == 0
+        safe = where(equal(out, 0), 1, out)
+        return divide(real(multiply(conj_if_complex(x), dx)), safe)
+    return fit(multiply(dx, sign(x)), aval_of(out))
+
+
+abs = Op("abs", abstract=real_unary, impl=lambda xp, x: xp.abs(x), jvp=_abs_jvp,
+         elementwise=True)
+
+
+def _sign_abstract(x, **_):
+    return x
+
+
+sign = Op("sign", abstract=_sign_abstract, impl=lambda xp, x: xp.sign(x), nondiff=True,
+          elementwise=True)
+
+# --- exponentials and logarithms -------------------------------------------------------------
+
+exp = _unary("exp", lambda xp, x: xp.exp(x), lambda x, out: out)
+exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda x, out: multiply(out, _LN2))
+expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda x, out: add(out, 1))
+log = _unary("log", lambda xp, x: xp.log(x), lambda x, out: reciprocal(x))
+log2 = _unary("log2", lambda xp, x: xp.log2(x),
+              lambda x, out: reciprocal(multiply(x, _LN2)))
+log10 = _unary("log10", lambda xp, x: xp.log10(x),
+               lambda x, out: reciprocal(multiply(x, _LN10)))
+log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda x, out: reciprocal(add(x, 1)))
+
+
+def _logaddexp_partials(x, y, out):
+    return exp(subtract(x, out)), exp(subtract(y, out))
+
+
+logaddexp = Op("logaddexp", abstract=float_binary, impl=lambda xp, x, y: xp.logaddexp(x, y),
+               jvp=elementwise_partials(_logaddexp_partials), elementwise=True)
+
+
+def _logaddexp2_partials(x, y, out):
+    return exp2(subtract(x, out)), exp2(subtract(y, out))
+
+
+logaddexp2 = Op("logaddexp2", abstract=float_binary,
+                impl=lambda xp, x, y: xp.logaddexp2(x, y),
+                jvp=elementwise_partials(_logaddexp2_partials), elementwise=True)
+
+# --- trigonometric and hyperbolic ------------------------------------------------------------
+
+sin = _unary("sin", lambda xp, x: xp.sin(x), lambda x, out: cos(x))
+cos = _unary("cos", lambda xp, x: xp.cos(x), lambda x, out: negative(sin(x)))
+tan = _unary("tan", lambda xp, x: xp.tan(x), lambda x, out: add(1, square(out)))
+asin = _unary("asin", lambda xp, x: xp.asin(x),
+              lambda x, out: reciprocal(sqrt(subtract(1, square(x)))))
+acos = _unary("acos", lambda xp, x: xp.acos(x),
+              lambda x, out: negative(reciprocal(sqrt(subtract(1, square(x))))))
+atan = _unary("atan", lambda xp, x: xp.atan(x), lambda x, out: reciprocal(add(1, square(x))))
+sinh = _unary("sinh", lambda xp, x: xp.sinh(x), lambda x, out: cosh(x))
+cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda x, out: sinh(x))
+tanh = _unary("tanh", lambda xp, x: xp.tanh(x), lambda x, out: subtract(1, square(out)))
+asinh = _unary("asinh", lambda xp, x: xp.asinh(x),
+               lambda x, out: reciprocal(sqrt(add(square(x), 1))))
+acosh = _unary("acosh", lambda xp, x: xp.acosh(x),
+               lambda x, out: reciprocal(sqrt(subtract(square(x), 1))))
+atanh = _unary("atanh", lambda xp, x: xp.atanh(x),
+               lambda x, out: reciprocal(subtract(1, square(x))))
+deg2rad = _unary("deg2rad", lambda xp, x: xp.multiply(x, np.pi / 180),
+                 lambda x, out: np.pi / 180)
+rad2deg = _unary("rad2deg", lambda xp, x: xp.multiply(x, 180 / np.pi),
+                 lambda x, out: 180 / np.pi)
+
+
+def _atan2_partials(y, x, out):
+    denom = add(square(x), square(y))
+    return divide(x, denom), negative(divide(y, denom))
+
+
+atan2 = Op("atan2", abstract=float_binary, impl=lambda xp, y, x: xp.atan2(y, x),
+           jvp=elementwise_partials(_atan2_partials), elementwise=True)
+
+
+def _hypot_partials(x, y, out):
+    safe = where(equal(out, 0), 1, out)
+    return divide(x, safe), divide(y, safe)
+
+
+hypot = Op("hypot", abstract=float_binary, impl=lambda xp, x, y: xp.hypot(x, y),
+           jvp=elementwise_partials(_hypot_partials), elementwise=True)
+
+# --- selection -------------------------------------------------------------------------------
+
+
+def _pick_partials(x, y, out, first):
+    """Partials of maximum/minimum: the whole tangent goes to the chosen operand, split
+    equally on ties (as the mean of the one-sided derivatives)."""
+    chosen = first(x, y)
+    tie = equal(x, y)
+    half = where(tie, 0.5, 1.0)
+    return (multiply(where(logical_or(chosen, tie), 1.0, 0.0), half),
+            multiply(where(logical_or(logical_not(chosen), tie), 1.0, 0.0), half))
+
+
+maximum = Op("maximum", abstract=broadcast_binary, impl=lambda xp, x, y: xp.maximum(x, y),
+             jvp=elementwise_partials(lambda x, y, out: _pick_partials(x, y, out, greater)),
+             elementwise=True)
+minimum = Op("minimum", abstract=broadcast_binary, impl=lambda xp, x, y: xp.minimum(x, y),
+             jvp=elementwise_partials(lambda x, y, out: _pick_partials(x, y, out, less)),
+             elementwise=True)
+
+
+def _where_abstract(c, x, y, **_):
+    out = broadcast_binary(x, y)
+    shape = c.shape if c.shape == out.shape else ops._rules.broadcast_shapes(c.shape, out.shape)
+    return out if shape == out.shape else out.update(shape=shape)
+
+
+def _where_jvp(primals, tangents, out):
+    (c, _, _), (_, dx, dy) = primals, tangents
+    return fit(where(c, 0.0 if dx is None else dx, 0.0 if dy is None else dy), aval_of(out))
+
+
+def _where_transpose(ct, c, x, y):
+    return (None,
+            unbroadcast(where(c, ct, 0.0), x.shape) if is_linear(x) else None,
+            unbroadcast(where(c, 0.0, ct), y.shape) if is_linear(y) else None)
+
+
+where = Op("where", abstract=_where_abstract, impl=lambda xp, c, x, y: xp.where(c, x, y),
+           jvp=_where_jvp, transpose=_where_transpose, elementwise=True)
+
+
+def _clip_abstract(x, lo, hi, **_):
+    return broadcast_binary(broadcast_binary(x, lo), hi)
+
+
+def _clip_jvp(primals, tangents, out):
+    (x, lo, hi), (dx, dlo, dhi) = primals, tangents
+    below, above = less(x, lo), greater(x, hi)
+    t = None if dx is None else where(logical_or(below, above), 0.0, dx)
+    if dlo is not None:
+        t = add_tangents(t, where(below, dlo, 0.0))
+    if dhi is not None:
+        t = add_tangents(t, where(above, dhi, 0.0))
+    return fit(t, aval_of(out))
+
+
+clip = Op("clip", abstract=_clip_abstract, impl=lambda xp, x, lo, hi: xp.clip(x, lo, hi),
+          jvp=_clip_jvp, elementwise=True)
+
+
+def _copysign_jvp(primals, tangents, out):
+    (x, _), (dx, _) = primals, tangents
+    if dx is None:
+        return None
+    return fit(multiply(dx, multiply(sign(x), sign(out))), aval_of(out))
+
+
+copysign = Op("copysign", abstract=float_binary, impl=lambda xp, x, y: xp.copysign(x, y),
+              jvp=_copysign_jvp, elementwise=True)
+
+
+def _remainder_partials(x, y, out):
+    return 1.0, negative(floor_divide(x, y))
+
+
+remainder = Op("remainder", abstract=broadcast_binary,
+               impl=lambda xp, x, y: xp.remainder(x, y),
+               jvp=elementwise_partials(_remainder_partials), elementwise=True)
+fmod = Op("fmod", abstract=broadcast_binary, impl=lambda xp, x, y: xp.fmod(x, y),
+          jvp=elementwise_partials(lambda x, y, out: (1.0, negative(trunc(divide(x, y))))),
+          elementwise=True)
+floor_divide = _comparison("floor_divide", lambda xp, x, y: xp.floor_divide(x, y),
+                           abstract=broadcast_binary)
+
+# --- rounding (zero derivative) -------------------------------------------------------------
+
+floor = _unary("floor", lambda xp, x: xp.floor(x), abstract=same_unary)
+ceil = _unary("ceil", lambda xp, x: xp.ceil(x), abstract=same_unary)
+trunc = _unary("trunc", lambda xp, x: xp.trunc(x), abstract=same_unary)
+round = Op("round", abstract=same_unary, attrs=("decimals",), nondiff=True, elementwise=True,
+           impl=lambda xp, x, *, decimals=0: xp.round(x, decimals=decimals)
+           if decimals else xp.round(x))
+
+# --- comparisons and logic (nondifferentiable) -----------------------------------------------
+
+equal = _comparison("equal", lambda xp, x, y: xp.equal(x, y))
+not_equal = _comparison("not_equal", lambda xp, x, y: xp.not_equal(x, y))
+less = _comparison("less", lambda xp, x, y: xp.less(x, y))
+less_equal = _comparison("less_equal", lambda xp, x, y: xp.less_equal(x, y))
+greater = _comparison("greater", lambda xp, x, y: xp.greater(x, y))
+greater_equal = _comparison("greater_equal", lambda xp, x, y: xp.greater_equal(x, y))
+logical_and = _comparison("logical_and", lambda xp, x, y: xp.logical_and(x, y))
+logical_or = _comparison("logical_or", lambda xp, x, y: xp.logical_or(x, y))
+logical_xor = _comparison("logical_xor", lambda xp, x, y: xp.logical_xor(x, y))
+logical_not = _unary("logical_not", lambda xp, x: xp.logical_not(x), abstract=bool_unary)
+isnan = _unary("isnan", lambda xp, x: xp.isnan(x), abstract=bool_unary)
+isinf = _unary("isinf", lambda xp, x: xp.isinf(x), abstract=bool_unary)
+isfinite = _unary("isfinite", lambda xp, x: xp.isfinite(x), abstract=bool_unary)
+signbit = _unary("signbit", lambda xp, x: xp.signbit(x), abstract=bool_unary)
+
+# --- complex parts ---------------------------------------------------------------------------
+
+
+def _real_transpose(ct, x):  # the adjoint of Re is the embedding of the reals
+    return (ct if x.dtype.kind != "c" else astype(ct, dtype=x.dtype.name),)
+
+
+real = Op("real", abstract=real_unary, impl=lambda xp, x: xp.real(x), linear=True,
+          transpose=_real_transpose, elementwise=True)
+
+
+def _imag_transpose(ct, x):  # <Im z, c> = Re(conj(z) * 1j c)
+    return (multiply(ct, 1j),)
+
+
+imag = Op("imag", abstract=real_unary, impl=lambda xp, x: xp.imag(x), linear=True,
+          transpose=_imag_transpose, elementwise=True)
+conj = Op("conj", abstract=same_unary, impl=lambda xp, x: xp.conj(x), linear=True,
+          transpose=lambda ct, x: (conj(ct),), elementwise=True)
+
+
+def _angle_jvp(primals, tangents, out):
+    (x,), (dx,) = primals, tangents
+    if aval_of(x).dtype.kind != "c":
+        return None
+    mag2 = real(multiply(x, ops.conj(x)))
+    safe = where(equal(mag2, 0), 1, mag2)
+    return divide(imag(multiply(ops.conj(x), dx)), safe)
+
+
+angle = Op("angle", abstract=real_unary, impl=lambda xp, x: xp.angle(x) if xp is np
+           else xp.atan2(xp.imag(x), xp.real(x)), jvp=_angle_jvp, elementwise=True)
+
+# --- casts ---------------------------------------------------------------------------------
+
+
+def _astype_abstract(x, *, dtype):
+    return Aval(x.shape, np.dtype(dtype), False, x.device)
+
+
+def _astype_jvp(primals, tangents, out, *, dtype):
+    (dx,) = tangents
+    if np.dtype(dtype).kind not in "fc":
+        return None
+    return fit(dx, aval_of(out))
+
+
+def _astype_transpose(ct, x, *, dtype):
+    return (fit(ct, Aval(x.shape, x.dtype)),)
+
+
+astype = Op("astype", attrs=("dtype",), abstract=_astype_abstract,
+            impl=lambda xp, x, *, dtype: xp.astype(x, _provider_dtype(xp, dtype)),
+            jvp=_astype_jvp, transpose=_astype_transpose, elementwise=True)
+
+
+def _provider_dtype(xp, name):
+    return np.dtype(name) if xp is np else getattr(xp, name)
+
+
+__all__ = [name for name, value in globals().items() if isinstance(value, Op)]

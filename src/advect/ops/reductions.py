@@ -1,0 +1,121 @@
+"""Reductions and scans. Axes arrive normalized (a sorted tuple of non-negative ints)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..core import Op
+from ..dtypes import Aval, aval_of
+from ._rules import fit, reduced_shape
+
+
+def _reduce_abstract(x, *, axes, keepdims):
+    return Aval(reduced_shape(x.shape, axes, keepdims), x.dtype, False, x.device)
+
+
+def _sum_abstract(x, *, axes, keepdims):
+    # NumPy sums bool and small integers in the default integer type
+    dtype = x.dtype
+    if dtype.kind == "b" or (dtype.kind in "iu" and dtype.itemsize < 8):
+        dtype = np.dtype(np.uint64 if dtype.kind == "u" else np.int64)
+    return Aval(reduced_shape(x.shape, axes, keepdims), dtype, False, x.device)
+
+
+def _reduce_sum_transpose(ct, x, *, axes, keepdims):
+    # x is a linear input here: only its .shape and .dtype are known
+    if not keepdims:
+        ct = ops.expand_dims(ct, axes=axes)
+    return (ops.broadcast_to(ct, shape=x.shape),)
+
+
+reduce_sum = Op(
+    "reduce_sum", attrs=("axes", "keepdims"), abstract=_sum_abstract,
+    impl=lambda xp, x, *, axes, keepdims: xp.sum(x, axis=axes, keepdims=keepdims),
+    linear=True, transpose=_reduce_sum_transpose,
+)
+
+
+def _first_extreme_mask(x, out, axes, keepdims):
+    """1.0 at the first position (in C order over ``axes``) where ``x`` equals the reduced
+    ``out``, 0.0 elsewhere: max/min ties send the derivative to the first extreme."""
+    full = out if keepdims else ops.expand_dims(out, axes=axes)
+    hit = ops.equal(x, full)
+    if len(axes) == 1:
+        first = argmax(hit, axis=axes[0], keepdims=True)
+        shape = aval_of(x).shape
+        mask = ops.equal(ops.iota_like(x, shape=shape, axis=axes[0]), first)
+    else:  # rank the hits in C order over the reduced axes; keep the first
+        shape = aval_of(x).shape
+        rank = ops.iota_like(x, shape=shape, axis=axes[-1])
+        stride = shape[axes[-1]]
+        for a in reversed(axes[:-1]):
+            rank = ops.add(rank, ops.multiply(ops.iota_like(x, shape=shape, axis=a), stride))
+            stride *= shape[a]
+        ranked = ops.where(hit, rank, stride)
+        mask = ops.equal(ranked, reduce_min(ranked, axes=axes, keepdims=True))
+    return ops.astype(mask, dtype=aval_of(x).dtype.name)
+
+
+def _extreme_jvp(primals, tangents, out, *, axes, keepdims):
+    (x,), (dx,) = primals, tangents
+    mask = _first_extreme_mask(x, out, axes, keepdims)
+    return fit(reduce_sum(ops.multiply(dx, mask), axes=axes, keepdims=keepdims), aval_of(out))
+
+
+reduce_max = Op("reduce_max", attrs=("axes", "keepdims"), abstract=_reduce_abstract,
+                impl=lambda xp, x, *, axes, keepdims: xp.max(x, axis=axes, keepdims=keepdims),
+                jvp=_extreme_jvp)
+reduce_min = Op("reduce_min", attrs=("axes", "keepdims"), abstract=_reduce_abstract,
+                impl=lambda xp, x, *, axes, keepdims: xp.min(x, axis=axes, keepdims=keepdims),
+                jvp=_extreme_jvp)
+
+
+def _reduce_prod_jvp(primals, tangents, out, *, axes, keepdims):
+    # d prod = sum_i dx_i * prod_{j != i} x_j, exact also where some x_j are zero
+    (x,), (dx,) = primals, tangents
+    zero = ops.equal(x, 0)
+    n_zero = reduce_sum(zero, axes=axes, keepdims=True)
+    nonzero_prod = reduce_prod(ops.where(zero, 1, x), axes=axes, keepdims=True)
+    out_k = out if keepdims else ops.expand_dims(out, axes=axes)
+    others = ops.where(ops.equal(n_zero, 0), ops.divide(out_k, ops.where(zero, 1, x)),
+                       ops.where(ops.logical_and(zero, ops.equal(n_zero, 1)), nonzero_prod, 0))
+    return fit(reduce_sum(ops.multiply(dx, others), axes=axes, keepdims=keepdims), aval_of(out))
+
+
+reduce_prod = Op("reduce_prod", attrs=("axes", "keepdims"), abstract=_sum_abstract,
+                 impl=lambda xp, x, *, axes, keepdims: xp.prod(x, axis=axes, keepdims=keepdims),
+                 jvp=_reduce_prod_jvp)
+
+
+def _arg_abstract(x, *, axis, keepdims):
+    axes = tuple(range(x.ndim)) if axis is None else (axis,)
+    return Aval(reduced_shape(x.shape, axes, keepdims), np.dtype(np.int64), False, x.device)
+
+
+def _arg_impl(name):
+    def impl(xp, x, *, axis, keepdims):
+        out = getattr(xp, name)(x, axis=axis, keepdims=keepdims)
+        return out if xp is not np else np.asarray(out, dtype=np.int64)
+    return impl
+
+
+argmax = Op("argmax", attrs=("axis", "keepdims"), abstract=_arg_abstract,
+            impl=_arg_impl("argmax"), nondiff=True)
+argmin = Op("argmin", attrs=("axis", "keepdims"), abstract=_arg_abstract,
+            impl=_arg_impl("argmin"), nondiff=True)
+
+
+def _cumulative_sum_abstract(x, *, axis):
+    return _sum_abstract(x, axes=(), keepdims=True).update(shape=x.shape)
+
+
+def _cumulative_sum_transpose(ct, x, *, axis):
+    return (ops.flip(cumulative_sum(ops.flip(ct, axes=(axis,)), axis=axis), axes=(axis,)),)
+
+
+cumulative_sum = Op("cumulative_sum", attrs=("axis",), abstract=_cumulative_sum_abstract,
+                    impl=lambda xp, x, *, axis: xp.cumulative_sum(x, axis=axis), linear=True,
+                    transpose=_cumulative_sum_transpose)
+
+__all__ = [name for name, value in globals().items() if isinstance(value, Op)]

@@ -1,0 +1,145 @@
+"""Shape operations: all linear, all views or cheap copies in the provider."""
+
+from __future__ import annotations
+
+import math
+
+from .. import ops
+from ..core import Op
+from ..dtypes import Aval, result_type
+from ._rules import broadcast_shapes, is_linear, unbroadcast
+
+
+def _reshape_abstract(x, *, shape):
+    if math.prod(shape) != x.size:
+        raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
+    return x.update(shape=tuple(shape))
+
+
+reshape = Op("reshape", attrs=("shape",), abstract=_reshape_abstract,
+             impl=lambda xp, x, *, shape: xp.reshape(x, shape), linear=True,
+             transpose=lambda ct, x, *, shape: (reshape(ct, shape=x.shape),))
+
+
+def _permute_abstract(x, *, axes):
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"axes {axes} don't match array of {x.ndim} dimensions")
+    return x.update(shape=tuple(x.shape[a] for a in axes))
+
+
+def _inverse_permutation(axes):
+    inverse = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inverse[a] = i
+    return tuple(inverse)
+
+
+permute_dims = Op("permute_dims", attrs=("axes",), abstract=_permute_abstract,
+                  impl=lambda xp, x, *, axes: xp.permute_dims(x, axes), linear=True,
+                  transpose=lambda ct, x, *, axes: (
+                      permute_dims(ct, axes=_inverse_permutation(axes)),))
+
+
+def _broadcast_to_abstract(x, *, shape):
+    if broadcast_shapes(x.shape, tuple(shape)) != tuple(shape):
+        raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
+    return Aval(tuple(shape), x.dtype, False, x.device)
+
+
+broadcast_to = Op("broadcast_to", attrs=("shape",), abstract=_broadcast_to_abstract,
+                  impl=lambda xp, x, *, shape: xp.broadcast_to(x, shape), linear=True,
+                  transpose=lambda ct, x, *, shape: (unbroadcast(ct, x.shape),))
+
+
+def _expand_dims_abstract(x, *, axes):
+    shape = list(x.shape)
+    for a in sorted(axes):
+        shape.insert(a, 1)
+    return x.update(shape=tuple(shape))
+
+
+def _expand_dims_impl(xp, x, *, axes):
+    shape = list(x.shape)
+    for a in sorted(axes):
+        shape.insert(a, 1)
+    return xp.reshape(x, tuple(shape))
+
+
+expand_dims = Op("expand_dims", attrs=("axes",), abstract=_expand_dims_abstract,
+                 impl=_expand_dims_impl, linear=True,
+                 transpose=lambda ct, x, *, axes: (reshape(ct, shape=x.shape),))
+
+
+def _squeeze_abstract(x, *, axes):
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError(f"cannot squeeze axis {a} of size {x.shape[a]}: only size-1 axes")
+    return x.update(shape=tuple(n for i, n in enumerate(x.shape) if i not in axes))
+
+
+squeeze = Op("squeeze", attrs=("axes",), abstract=_squeeze_abstract,
+             impl=lambda xp, x, *, axes: xp.reshape(
+                 x, tuple(n for i, n in enumerate(x.shape) if i not in axes)),
+             linear=True, transpose=lambda ct, x, *, axes: (reshape(ct, shape=x.shape),))
+
+
+def _concat_abstract(*xs, axis):
+    first = xs[0]
+    for x in xs[1:]:
+        if x.ndim != first.ndim or any(
+                a != b for i, (a, b) in enumerate(zip(x.shape, first.shape)) if i != axis):
+            raise ValueError("all the input array dimensions except for the concatenation axis "
+                             f"must match exactly, got shapes {[x.shape for x in xs]}")
+    shape = list(first.shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    weak = all(x.weak for x in xs)
+    return Aval(tuple(shape), result_type(*xs), weak, first.device)
+
+
+def _concat_transpose(ct, *xs, axis):
+    out, start = [], 0
+    for x in xs:
+        size = x.shape[axis]
+        if is_linear(x):
+            out.append(slice_axis(ct, start=start, stop=start + size, axis=axis))
+        else:
+            out.append(None)
+        start += size
+    return tuple(out)
+
+
+concat = Op("concat", attrs=("axis",), abstract=_concat_abstract,
+            impl=lambda xp, *xs, axis: xp.concat(xs, axis=axis), linear=True,
+            transpose=_concat_transpose)
+
+
+def _slice_axis_abstract(x, *, start, stop, axis, step=1):
+    shape = list(x.shape)
+    shape[axis] = len(range(start, stop, step))
+    return x.update(shape=tuple(shape))
+
+
+def _slice_axis_impl(xp, x, *, start, stop, axis, step=1):
+    return x[(slice(None),) * axis + (slice(start, stop, step),)]
+
+
+def _slice_axis_transpose(ct, x, *, start, stop, axis, step=1):
+    return (ops.scatter_add(ops.zeros_like(ct, shape=x.shape), ct,
+                            index=((None, None, None),) * axis + ((start, stop, step),)),)
+
+
+slice_axis = Op("slice_axis", attrs=("start", "stop", "axis", "step"),
+                abstract=_slice_axis_abstract, impl=_slice_axis_impl, linear=True,
+                transpose=_slice_axis_transpose)
+
+flip = Op("flip", attrs=("axes",), abstract=lambda x, *, axes: x,
+          impl=lambda xp, x, *, axes: xp.flip(x, axis=axes), linear=True,
+          transpose=lambda ct, x, *, axes: (flip(ct, axes=axes),))
+
+
+roll = Op("roll", attrs=("shift", "axes"), abstract=lambda x, *, shift, axes: x,
+          impl=lambda xp, x, *, shift, axes: xp.roll(x, shift, axis=axes), linear=True,
+          transpose=lambda ct, x, *, shift, axes: (
+              roll(ct, shift=tuple(-s for s in shift), axes=axes),))
+
+__all__ = [name for name, value in globals().items() if isinstance(value, Op)]

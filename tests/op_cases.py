@@ -1,0 +1,172 @@
+"""One row per canonical op: the op, how to build its arguments, its static attrs.
+
+``tests/test_ops.py`` runs every row through every law: finite differences and the adjoint
+identity to second order in both modes, and the abstract rule against the implementation.
+Domains keep each check smooth so tolerances stay tight.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from advect import ops
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def floats(*shape, seed=0, dtype=np.float64):
+    return lambda: _rng(seed).uniform(-1.5, 1.5, shape).astype(dtype)
+
+
+def positive(*shape, seed=1):
+    return lambda: _rng(seed).uniform(0.5, 2.0, shape)
+
+
+def unit(*shape, seed=2):
+    return lambda: _rng(seed).uniform(-0.8, 0.8, shape)
+
+
+def above_one(*shape, seed=3):
+    return lambda: _rng(seed).uniform(1.2, 3.0, shape)
+
+
+def complexes(*shape, seed=4):
+    return lambda: (_rng(seed).uniform(-1, 1, shape) + 1j * _rng(seed + 1).uniform(-1, 1, shape))
+
+
+def distinct(*shape, seed=5):
+    """Values far apart, so max/min/sort have no ties near the test point."""
+    n = int(np.prod(shape))
+    return lambda: (_rng(seed).permutation(n).reshape(shape) * 0.37 + 0.1)
+
+
+def ints(*shape, high=3, seed=6):
+    return lambda: _rng(seed).integers(0, high, shape)
+
+
+def const(value):
+    return lambda: value
+
+
+@dataclass
+class OpCase:
+    op: Any
+    args: tuple            # one builder per operand
+    attrs: dict = field(default_factory=dict)
+    diff: tuple | None = None  # operand positions to differentiate (default: inexact operands)
+    order: int = 2
+    name: str = ""
+
+    def __post_init__(self):
+        self.args = tuple(self.args) if isinstance(self.args, tuple | list) else (self.args,)
+        if not self.name:
+            self.name = self.op.name
+
+    def build(self):
+        return [make() for make in self.args]
+
+
+C = OpCase
+CASES = [
+    # elementwise arithmetic
+    C(ops.add, (floats(3, 4), floats(4, seed=1))),
+    C(ops.subtract, (floats(3, 1), floats(4, seed=1))),
+    C(ops.multiply, (floats(2, 3), floats(2, 3, seed=1))),
+    C(ops.multiply, (complexes(3), floats(3)), name="multiply_complex"),
+    C(ops.divide, (floats(3), positive(3))),
+    C(ops.negative, (floats(5),)),
+    C(ops.positive, (floats(5),)),
+    C(ops.pow, (positive(4), floats(4))),
+    C(ops.pow, (floats(4), const(3)), name="pow_int_exponent"),
+    C(ops.square, (floats(5),)),
+    C(ops.sqrt, (positive(5),)),
+    C(ops.cbrt, (positive(5),)),
+    C(ops.reciprocal, (positive(5),)),
+    C(ops.abs, (distinct(5),)),
+    C(ops.abs, (complexes(4),), name="abs_complex"),
+    C(ops.sign, (distinct(5),)),
+    # exponentials and logarithms
+    C(ops.exp, (floats(5),)),
+    C(ops.exp, (complexes(3),), name="exp_complex"),
+    C(ops.exp2, (floats(5),)),
+    C(ops.expm1, (floats(5),)),
+    C(ops.log, (positive(5),)),
+    C(ops.log2, (positive(5),)),
+    C(ops.log10, (positive(5),)),
+    C(ops.log1p, (positive(5),)),
+    C(ops.logaddexp, (floats(4), floats(4, seed=1))),
+    C(ops.logaddexp2, (floats(4), floats(4, seed=1))),
+    # trigonometric and hyperbolic
+    C(ops.sin, (floats(3, 4),)),
+    C(ops.sin, (complexes(3),), name="sin_complex"),
+    C(ops.cos, (floats(5),)),
+    C(ops.tan, (unit(5),)),
+    C(ops.asin, (unit(5),)),
+    C(ops.acos, (unit(5),)),
+    C(ops.atan, (floats(5),)),
+    C(ops.atan2, (floats(5), positive(5))),
+    C(ops.sinh, (floats(5),)),
+    C(ops.cosh, (floats(5),)),
+    C(ops.tanh, (floats(5),)),
+    C(ops.asinh, (floats(5),)),
+    C(ops.acosh, (above_one(5),)),
+    C(ops.atanh, (unit(5),)),
+    C(ops.hypot, (positive(4), floats(4))),
+    C(ops.deg2rad, (floats(4),)),
+    C(ops.rad2deg, (floats(4),)),
+    # selection
+    C(ops.maximum, (distinct(6), floats(6))),
+    C(ops.minimum, (distinct(6), floats(6))),
+    C(ops.where, (const(np.array([True, False, True])), floats(3), floats(3, seed=1))),
+    C(ops.clip, (distinct(6), const(0.5), const(1.5))),
+    C(ops.copysign, (positive(4), floats(4))),
+    C(ops.remainder, (positive(4), const(0.3))),
+    C(ops.fmod, (positive(4), const(0.3))),
+    # complex parts and casts
+    C(ops.real, (complexes(4),)),
+    C(ops.imag, (complexes(4),)),
+    C(ops.conj, (complexes(4),)),
+    C(ops.angle, (complexes(4),)),
+    C(ops.astype, (floats(4),), {"dtype": "float32"}, order=1),
+    C(ops.astype, (floats(4),), {"dtype": "complex128"}, name="astype_complex"),
+    # reductions
+    C(ops.reduce_sum, (floats(2, 3),), {"axes": (1,), "keepdims": False}),
+    C(ops.reduce_sum, (floats(2, 3, 2),), {"axes": (0, 2), "keepdims": True},
+      name="reduce_sum_keepdims"),
+    C(ops.reduce_prod, (floats(2, 3),), {"axes": (1,), "keepdims": False}),
+    C(ops.reduce_max, (distinct(3, 4),), {"axes": (1,), "keepdims": False}),
+    C(ops.reduce_max, (distinct(3, 4, 2),), {"axes": (0, 2), "keepdims": True},
+      name="reduce_max_multi"),
+    C(ops.reduce_min, (distinct(3, 4),), {"axes": (0,), "keepdims": False}),
+    C(ops.cumulative_sum, (floats(3, 4),), {"axis": 1}),
+    # shape
+    C(ops.reshape, (floats(2, 6),), {"shape": (3, 4)}),
+    C(ops.permute_dims, (floats(2, 3, 4),), {"axes": (2, 0, 1)}),
+    C(ops.broadcast_to, (floats(3, 1),), {"shape": (2, 3, 4)}),
+    C(ops.expand_dims, (floats(3),), {"axes": (0, 2)}),
+    C(ops.squeeze, (floats(3, 1),), {"axes": (1,)}),
+    C(ops.concat, (floats(2, 3), floats(4, 3, seed=1)), {"axis": 0}),
+    C(ops.slice_axis, (floats(3, 6),), {"start": 1, "stop": 5, "step": 2, "axis": 1}),
+    C(ops.flip, (floats(3, 4),), {"axes": (1,)}),
+    C(ops.roll, (floats(3, 4),), {"shift": (1, -2), "axes": (0, 1)}),
+    # indexing
+    C(ops.gather, (floats(4, 5),), {"index": (1, (0, 5, 2))}, name="gather_basic"),
+    C(ops.gather, (floats(4, 5), const(np.array([0, 2, 2]))), {"index": ("array",)},
+      name="gather_advanced"),
+    C(ops.scatter_add, (floats(5), floats(3, seed=1), const(np.array([0, 2, 2]))),
+      {"index": ("array",)}),
+    C(ops.scatter, (floats(5), floats(2, seed=1)), {"index": ((1, 5, 2),)}),
+    # linear algebra
+    C(ops.matmul, (floats(3, 4), floats(4, 2, seed=1))),
+    C(ops.matmul, (floats(4), floats(2, 4, 3, seed=1)), name="matmul_vector_batch"),
+    C(ops.matmul, (floats(2, 3, 4), floats(4, seed=1)), name="matmul_batch_vector"),
+    C(ops.dot_general, (floats(2, 3, 4), floats(4, 2, 5, seed=1)),
+      {"contract": ((2,), (0,)), "batch": ((0,), (1,))}),
+    C(ops.dot_general, (floats(3, 4), floats(4, 5, seed=1)),
+      {"contract": ((1,), (0,)), "batch": ((), ())}, name="dot_general_plain"),
+]
