@@ -7,7 +7,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
-from ._functions import implements
+from ._functions import implements, lift
 
 __all__ = ["array", "asarray", "asanyarray"]
 
@@ -65,11 +65,14 @@ def asarray(obj, dtype=None, *, copy=None, **kwargs):
 asanyarray = asarray
 
 
-@implements(np.array)
+# reached only through like=x: the result is a writable value of x's trace
+@implements(np.array, like=True)
 def _array_like(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
-    return array(obj, dtype, copy=copy)
+    out = array(obj, dtype, copy=copy)
+    return out if isinstance(out, Tracer) else lift(like, out)
 
 
-@implements(np.asarray, np.asanyarray)
+@implements(np.asarray, np.asanyarray, like=True)
 def _asarray_like(a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    return asarray(a, dtype, copy=copy)
+    out = asarray(a, dtype, copy=copy)
+    return out if isinstance(out, Tracer) else lift(like, out)

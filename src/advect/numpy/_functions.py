@@ -10,30 +10,56 @@ import math
 import numpy as np
 
 from .. import ops
+from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
 from ..ops._rules import normalize_axes
 
-__all__ = ["FUNCTIONS", "array_function", "reduction", "astype"]
+__all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "array_function", "implements",
+           "reduction", "astype", "concrete"]
 
 FUNCTIONS: dict = {}
+# functions whose output shape (or dtype) depends on the data: they read concrete values, so they
+# work in dynamic transforms and raise TracingError while staging
+DYNAMIC_ONLY: set = set()
+# constructors reached through ``like=``: NumPy drops the keyword, so the tracer is passed back
+TAKES_LIKE: set = set()
 
 
-def implements(*funcs):
+def implements(*funcs, dynamic_only=False, like=False):
+    """Register a translation of each NumPy function in ``funcs``.
+
+    ``dynamic_only`` marks data-dependent output shapes; ``like`` marks constructors whose
+    translation takes the ``like=`` tracer as a keyword.
+    """
     def register(impl):
         for f in funcs:
             FUNCTIONS[f] = impl
+            if dynamic_only:
+                DYNAMIC_ONLY.add(f)
+            if like:
+                TAKES_LIKE.add(f)
         return impl
     return register
 
 
-def array_function(func, types, args, kwargs):
+def array_function(func, types, args, kwargs, like=None):
     impl = FUNCTIONS.get(func)
     if impl is None:
         raise TracingError(
             f"numpy.{func.__name__} is not supported on traced arrays yet; see "
             "advect.support_catalog() for what is, or write it with supported functions")
+    if func in TAKES_LIKE:
+        kwargs = {**kwargs, "like": like}
     return impl(*args, **kwargs)
+
+
+def concrete(x, what):
+    """The current value of ``x`` (a NumPy array): read from a tracer in dynamic transforms,
+    a ``TracingError`` naming ``what`` while staging."""
+    if isinstance(x, Tracer):
+        return np.asarray(x._concrete_for(what))
+    return np.asarray(x)
 
 
 def _no_out(name, out):
@@ -46,6 +72,39 @@ def _shape(x):
     return aval_of(x).shape
 
 
+def operand(x):
+    """``x`` as a tracer or NumPy array; lists holding tracers are stacked without detaching."""
+    if isinstance(x, Tracer | np.ndarray):
+        return x
+    if isinstance(x, list | tuple):
+        from ._construct import asarray
+        return asarray(x)
+    return np.asarray(x)
+
+
+def lift(like, value):
+    """The NumPy array ``value`` as a writable value of ``like``'s trace (for ``like=``)."""
+    value = np.asarray(value)
+    if not isinstance(like, Tracer):
+        return value
+    zeros = ops.zeros_like(like, shape=value.shape, dtype=value.dtype.name)
+    return ops.add(zeros, value) if value.any() else zeros
+
+
+def take_axis(a, indices, axis):
+    """``a`` indexed by the integer array ``indices`` along ``axis`` (``np.take`` semantics)."""
+    shape = _shape(a)
+    return ops.gather(a, indices, index=tuple((0, n, 1) for n in shape[:axis]) + ("array",))
+
+
+def slice_along(a, start, stop, axis, step=1):
+    """``a[..., start:stop:step, ...]`` along ``axis`` (bounds already in range)."""
+    n = _shape(a)[axis]
+    if (start, stop, step) == (0, n, 1):
+        return a
+    return ops.slice_axis(a, start=start, stop=stop, axis=axis, step=step)
+
+
 def astype(x, dtype):
     dtype = np.dtype(dtype)
     return x if aval_of(x).dtype == dtype else ops.astype(x, dtype=dtype.name)
@@ -53,11 +112,17 @@ def astype(x, dtype):
 
 # --- reductions ------------------------------------------------------------------------------
 
+_FILL = {"reduce_sum": 0, "reduce_prod": 1}
+
+
 def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
-    if where is not True:
-        raise TypeError("where= in reductions is not supported on traced arrays")
     if dtype is not None:
         a = astype(a, dtype)
+    if where is not True:
+        fill = _FILL.get(op.name, initial)
+        if fill is None:
+            raise ValueError(f"{op.name} has no identity, so a where= mask needs initial=")
+        a = ops.where(where, a, fill)
     axes = normalize_axes(axis, len(_shape(a)))
     out = op(a, axes=axes, keepdims=bool(keepdims))
     if initial is not None:
@@ -95,6 +160,14 @@ def _count(shape, axes):
     return math.prod(shape[a] for a in axes)
 
 
+def count_where(a, axes, keepdims, where=True):
+    """How many elements each reduction over ``axes`` sees (an array when masked)."""
+    if where is True:
+        return _count(_shape(a), axes)
+    mask = ops.broadcast_to(where, shape=_shape(a)) if _shape(where) != _shape(a) else where
+    return ops.reduce_sum(ops.astype(mask, dtype="int64"), axes=axes, keepdims=bool(keepdims))
+
+
 @implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     _no_out("mean", out)
@@ -102,7 +175,7 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         dtype = np.float64
     axes = normalize_axes(axis, len(_shape(a)))
     total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
-    return ops.divide(total, _count(_shape(a), axes))
+    return ops.divide(total, count_where(a, axes, keepdims, where))
 
 
 @implements(np.var)
@@ -111,13 +184,16 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tr
     _no_out("var", out)
     if correction is not None:
         ddof = correction
+    if dtype is None and aval_of(a).dtype.kind not in "fc":
+        dtype = np.float64
     axes = normalize_axes(axis, len(_shape(a)))
     mu = _mean(a, axes, dtype, keepdims=True, where=where) if mean is None else mean
     dev = ops.subtract(a if dtype is None else astype(a, dtype), mu)
     sq = ops.real(ops.multiply(dev, ops.conj(dev))) if aval_of(dev).dtype.kind == "c" \
         else ops.square(dev)
-    total = ops.reduce_sum(sq, axes=axes, keepdims=bool(keepdims))
-    return ops.divide(total, max(_count(_shape(a), axes) - ddof, 0))
+    total = reduction(ops.reduce_sum, sq, axes, keepdims, None, where)
+    return ops.divide(total, ops.maximum(
+        ops.subtract(count_where(a, axes, keepdims, where), ddof), 0))
 
 
 @implements(np.std)
@@ -414,3 +490,7 @@ def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
         raise TypeError("einsum on traced arrays takes the subscripts-string form")
     return ops.einsum(*operands, subscripts=subscripts.replace(" ", ""))
 
+
+
+# the sibling modules register the rest of the table; imported last, as they import from here
+from . import _creation, _shaping  # noqa: E402,F401

@@ -53,7 +53,7 @@ class ArrayTracer(Tracer):
 
     def __array_function__(self, func, types, args, kwargs):
         from ._functions import array_function
-        return array_function(func, types, args, kwargs)
+        return array_function(func, types, args, kwargs, self)
 
     def __array_namespace__(self, api_version=None):
         from ..array_api import namespace_for

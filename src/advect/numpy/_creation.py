@@ -1,0 +1,195 @@
+"""NumPy constructors on traced arrays: ``like=`` constructors, ranges with traced endpoints,
+``meshgrid`` and the file and buffer readers reached through ``like=``.
+
+A ``like=x`` constructor returns a writable value of ``x``'s trace, so code can fill it with
+traced values (``y = np.zeros(3, like=x); y[0] = x[1]``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ._functions import (
+    _full_like,
+    _moveaxis,
+    _reshape,
+    _shape,
+    astype,
+    concrete,
+    implements,
+    lift,
+    operand,
+    slice_along,
+)
+from ._shaping import _broadcast_arrays
+
+
+def _shape_tuple(shape):
+    return (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(n) for n in shape)
+
+
+def _filled(like, shape, fill_value, dtype):
+    shape = _shape_tuple(shape)
+    if isinstance(fill_value, Tracer):
+        return _full_like(like, fill_value, dtype, shape=shape)
+    if dtype is None:
+        dtype = np.asarray(fill_value).dtype
+    if not isinstance(like, Tracer):
+        return np.full(shape, fill_value, dtype=dtype)
+    return ops.full_like(like, fill_value=fill_value, shape=shape, dtype=np.dtype(dtype).name)
+
+
+@implements(np.zeros, like=True)
+def _zeros(shape, dtype=float, order="C", *, device=None, like=None):
+    return _filled(like, shape, 0, dtype)
+
+
+@implements(np.empty, like=True)
+def _empty(shape, dtype=float, order="C", *, device=None, like=None):
+    return _filled(like, shape, 0, dtype)
+
+
+@implements(np.ones, like=True)
+def _ones(shape, dtype=None, order="C", *, device=None, like=None):
+    return _filled(like, shape, 1, float if dtype is None else dtype)
+
+
+@implements(np.full, like=True)
+def _full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    if like is None:
+        like = fill_value
+    return _filled(like, shape, fill_value, dtype)
+
+
+@implements(np.eye, like=True)
+def _eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    return lift(like, np.eye(N, M, k, dtype=dtype))
+
+
+@implements(np.identity, like=True)
+def _identity(n, dtype=None, *, like=None):
+    return lift(like, np.identity(n, dtype=dtype))
+
+
+@implements(np.tri, like=True)
+def _tri(N, M=None, k=0, dtype=float, *, like=None):
+    return lift(like, np.tri(N, M, k, dtype=dtype))
+
+
+@implements(np.fromfunction, like=True)
+def _fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    coords = np.indices(_shape_tuple(shape), dtype=dtype)
+    return function(*(lift(like, c) for c in coords), **kwargs)
+
+
+def _reader(func):
+    def read(*args, like=None, **kwargs):
+        return lift(like, func(*args, **kwargs))
+    read.__name__ = f"_{func.__name__}"
+    return read
+
+
+for _func in (np.frombuffer, np.fromiter, np.fromstring, np.fromfile, np.loadtxt,
+              np.genfromtxt):
+    implements(_func, like=True)(_reader(_func))
+
+
+@implements(np.arange, like=True)
+def _arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, like=None):
+    start = 0 if stop is None else start_or_stop
+    stop = start_or_stop if stop is None else stop
+    step = 1 if step is None else step
+    bounds = [concrete(v, "np.arange with traced bounds (its length depends on data)")
+              for v in (start, stop, step)]
+    n = max(0, int(np.ceil((bounds[1] - bounds[0]) / bounds[2])))
+    if dtype is None:
+        dtype = np.result_type(*bounds)
+    if not isinstance(start, Tracer) and not isinstance(step, Tracer):
+        return lift(like, np.arange(*bounds, dtype=dtype))
+    return astype(ops.add(start, ops.multiply(np.arange(n), step)), dtype)
+
+
+def _float_dtype(*values):
+    return np.result_type(*(aval_of(operand(v)).dtype for v in values), float)
+
+
+@implements(np.linspace)
+def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+              device=None):
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start, stop = operand(start), operand(stop)
+    dt = _float_dtype(start, stop)
+    start, stop = astype(start, dt), astype(stop, dt)
+    div = num - 1 if endpoint else num
+    delta = ops.subtract(stop, start)
+    extra = len(np.broadcast_shapes(_shape(start), _shape(stop)))
+    ramp = np.arange(num, dtype=dt).reshape((num,) + (1,) * extra)
+    step = ops.divide(delta, div) if div > 0 else ops.multiply(delta, np.nan)
+    y = ops.add(ops.multiply(ramp, step) if div > 0 else ops.multiply(ramp, delta), start)
+    if endpoint and num > 1:
+        last = ops.expand_dims(ops.broadcast_to(stop, shape=_shape(y)[1:]), axes=(0,))
+        y = ops.concat(slice_along(y, 0, num - 1, 0), last, axis=0)
+    if axis != 0:
+        y = _moveaxis(y, 0, axis)
+    if dtype is not None:
+        y = astype(ops.floor(y) if np.dtype(dtype).kind in "iu" else y, dtype)
+    return (y, step) if retstep else y
+
+
+@implements(np.logspace)
+def _logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    y = _linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    base = operand(base) if not isinstance(base, float | int) else base
+    if not isinstance(base, float | int) and _shape(base):
+        base = ops.expand_dims(base, axes=(axis % (len(_shape(y))),))
+    out = ops.pow(base, y)
+    return out if dtype is None else astype(out, dtype)
+
+
+@implements(np.geomspace)
+def _geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    start, stop = operand(start), operand(stop)
+    if aval_of(start).dtype.kind == "c" or aval_of(stop).dtype.kind == "c":
+        raise TypeError("np.geomspace with complex endpoints is not supported on traced "
+                        "arrays; use np.exp(np.linspace(np.log(a), np.log(b), n))")
+    dt = _float_dtype(start, stop)
+    start, stop = astype(start, dt), astype(stop, dt)
+    sign = ops.sign(start)
+    logs = _linspace(ops.log10(ops.abs(start)), ops.log10(ops.abs(stop)), num=num,
+                     endpoint=endpoint)
+    y = ops.multiply(ops.pow(10.0, logs), sign)
+    if num > 0:  # the endpoints are exact, as in NumPy
+        rest = _shape(y)[1:]
+        parts = [ops.expand_dims(ops.broadcast_to(start, shape=rest), axes=(0,))]
+        if endpoint and num > 1:
+            parts += [slice_along(y, 1, num - 1, 0),
+                      ops.expand_dims(ops.broadcast_to(stop, shape=rest), axes=(0,))]
+        else:
+            parts.append(slice_along(y, 1, num, 0))
+        y = ops.concat(*parts, axis=0)
+    if axis != 0:
+        y = _moveaxis(y, 0, axis)
+    return y if dtype is None else astype(y, dtype)
+
+
+@implements(np.meshgrid)
+def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    out = []
+    for i, x in enumerate(xi):
+        shape = [1] * ndim
+        shape[i] = -1
+        out.append(_reshape(operand(x), tuple(shape)))
+    if indexing == "xy" and ndim > 1:
+        out[0] = _reshape(out[0], (1, -1) + (1,) * (ndim - 2))
+        out[1] = _reshape(out[1], (-1, 1) + (1,) * (ndim - 2))
+    if not sparse:
+        out = list(_broadcast_arrays(*out))
+    return tuple(out)
