@@ -1,0 +1,391 @@
+"""NumPy's indexing helpers on traced arrays: take, choose, diagonals, triangles, index
+conversions, and the writing functions (put, place, putmask, put_along_axis, fill_diagonal,
+copyto), which are functionalized: they repoint an owned local array and return None.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ..ops._rules import normalize_axes
+from ._functions import (
+    _moveaxis,
+    _ravel,
+    _reshape,
+    _shape,
+    _stack,
+    _transpose,
+    concrete,
+    implements,
+    operand,
+    reduction,
+    take_axis,
+)
+from ._mutation import assign_inplace
+from ._shaping import _broadcast_arrays, _resize
+
+
+def _ndim(x):
+    return len(_shape(x))
+
+
+def _fix_mode(indices, n, mode, name):
+    if mode == "wrap":
+        return ops.remainder(indices, n)
+    if mode == "clip":
+        return ops.clip(indices, 0, n - 1)
+    if mode != "raise":
+        raise ValueError(f"numpy.{name}: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    if not isinstance(indices, Tracer):
+        bad = (indices < -n) | (indices >= n)
+        if np.any(bad):
+            raise IndexError(f"numpy.{name}: index {indices[bad].flat[0]} is out of bounds for "
+                             f"axis with size {n}")
+    return indices
+
+
+@implements(np.take)
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    if out is not None:
+        raise TypeError("numpy.take: out= is not supported on traced arrays")
+    a = operand(a)
+    if axis is None:
+        a, axis = _ravel(a), 0
+    axis = normalize_axes(axis, _ndim(a))[0]
+    indices = operand(indices)
+    return take_axis(a, _fix_mode(indices, _shape(a)[axis], mode, "take"), axis)
+
+
+def _axis_arrays(shape, indices, axis):
+    """Index arrays that pick ``indices`` along ``axis`` and everything along the others."""
+    nd = len(shape)
+    arrays = []
+    for d in range(nd):
+        if d == axis:
+            arrays.append(indices)
+        else:
+            view = [1] * nd
+            view[d] = shape[d]
+            arrays.append(np.arange(shape[d]).reshape(view))
+    return arrays
+
+
+def along_axis(arr, indices, axis):
+    """``np.take_along_axis(arr, indices, axis)`` as one gather."""
+    return ops.gather(arr, *_axis_arrays(_shape(arr), indices, axis),
+                      index=("array",) * _ndim(arr))
+
+
+@implements(np.take_along_axis)
+def _take_along_axis(arr, indices, axis=-1):
+    arr, indices = operand(arr), operand(indices)
+    if axis is None:
+        arr, axis = _ravel(arr), 0
+    if _ndim(indices) != _ndim(arr):
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    return along_axis(arr, indices, normalize_axes(axis, _ndim(arr))[0])
+
+
+@implements(np.put_along_axis)
+def _put_along_axis(arr, indices, values, axis):
+    indices = operand(indices)
+    flat = axis is None
+    target = _ravel(arr) if flat else arr
+    axis = 0 if flat else normalize_axes(axis, _ndim(arr))[0]
+    arrays = _axis_arrays(_shape(target), indices, axis)
+    new = ops.scatter(target, operand(values), *arrays, index=("array",) * _ndim(target))
+    assign_inplace(arr, _reshape(new, _shape(arr)) if flat else new, "numpy.put_along_axis")
+
+
+@implements(np.choose)
+def _choose(a, choices, out=None, mode="raise"):
+    if out is not None:
+        raise TypeError("numpy.choose: out= is not supported on traced arrays")
+    choices = [operand(c) for c in choices]
+    a = _fix_mode(operand(a), len(choices), mode, "choose")
+    *choices, a = _broadcast_arrays(*choices, a)
+    return ops.squeeze(along_axis(_stack(choices), ops.expand_dims(a, axes=(0,)), 0),
+                       axes=(0,))
+
+
+@implements(np.compress, dynamic_only=True)
+def _compress(condition, a, axis=None, out=None):
+    if out is not None:
+        raise TypeError("numpy.compress: out= is not supported on traced arrays")
+    a = operand(a)
+    if axis is None:
+        a, axis = _ravel(a), 0
+    cond = concrete(condition, "np.compress (its output shape depends on data)").astype(bool)
+    return take_axis(a, np.flatnonzero(cond), normalize_axes(axis, _ndim(a))[0])
+
+
+@implements(np.extract, dynamic_only=True)
+def _extract(condition, arr):
+    cond = concrete(condition, "np.extract (its output shape depends on data)")
+    return take_axis(_ravel(operand(arr)), np.flatnonzero(cond), 0)
+
+
+@implements(np.select)
+def _select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    out = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = ops.where(operand(cond), operand(choice), out)
+    return out
+
+
+@implements(np.piecewise)
+def _piecewise(x, condlist, funclist, *args, **kw):
+    x = operand(x)
+    if isinstance(condlist, np.ndarray | Tracer) and _ndim(condlist) == _ndim(x):
+        condlist = [condlist]
+    condlist = [operand(c) for c in condlist]
+    if len(funclist) == len(condlist) + 1:  # the extra function covers "no condition holds"
+        none = ops.logical_not(reduction(ops.reduce_max, _stack(condlist), 0, False))
+        condlist = [*condlist, none]
+    elif len(funclist) != len(condlist):
+        raise ValueError(f"with {len(condlist)} condition(s), either {len(condlist)} or "
+                         f"{len(condlist) + 1} functions are expected")
+    out = ops.zeros_like(x)
+    for cond, func in zip(condlist, funclist):
+        value = func(x, *args, **kw) if callable(func) else func
+        out = ops.where(cond, value, out)
+    return out
+
+
+# --- diagonals and triangles -------------------------------------------------------------
+
+@implements(np.diagonal)
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    a = operand(a)
+    nd = _ndim(a)
+    if nd < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    axis1, axis2 = (normalize_axes(ax, nd)[0] for ax in (axis1, axis2))
+    if axis1 == axis2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    a = _transpose(a, [d for d in range(nd) if d not in (axis1, axis2)] + [axis1, axis2])
+    rows, cols = _shape(a)[-2:]
+    n = max(0, min(rows - max(-offset, 0), cols - max(offset, 0)))
+    i = np.arange(n)
+    lead = tuple((0, m, 1) for m in _shape(a)[:-2])
+    return ops.gather(a, i + max(-offset, 0), i + max(offset, 0), index=lead + ("array",) * 2)
+
+
+@implements(np.trace)
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if out is not None:
+        raise TypeError("numpy.trace: out= is not supported on traced arrays")
+    d = _diagonal(a, offset, axis1, axis2)
+    return reduction(ops.reduce_sum, d, -1, False, dtype)
+
+
+@implements(np.diag)
+def _diag(v, k=0):
+    v = operand(v)
+    if _ndim(v) == 2:
+        return _diagonal(v, k)
+    if _ndim(v) != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    m = _shape(v)[0]
+    n = m + abs(k)
+    i = np.arange(m)
+    return ops.scatter(ops.zeros_like(v, shape=(n, n)), v, i + max(-k, 0), i + max(k, 0),
+                       index=("array", "array"))
+
+
+@implements(np.diagflat)
+def _diagflat(v, k=0):
+    return _diag(_ravel(operand(v)), k)
+
+
+def _tri_mask(a, k):
+    rows, cols = _shape(a)[-2:]
+    return np.tri(rows, cols, k, dtype=bool)
+
+
+@implements(np.tril)
+def _tril(m, k=0):
+    m = operand(m)
+    return ops.where(_tri_mask(m, k), m, 0)
+
+
+@implements(np.triu)
+def _triu(m, k=0):
+    m = operand(m)
+    return ops.where(_tri_mask(m, k - 1), 0, m)
+
+
+@implements(np.fill_diagonal)
+def _fill_diagonal(a, val, wrap=False):
+    shape = _shape(a)
+    if len(shape) < 2:
+        raise ValueError("array must be at least 2-d")
+    if len(shape) == 2:
+        step = shape[1] + 1
+        end = None if wrap else shape[1] * shape[1]
+    else:
+        if len(set(shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + int(np.cumprod(shape[:-1]).sum())
+        end = None
+    positions = np.arange(math.prod(shape))[:end:step]
+    values = _resize(operand(val), (positions.size,))
+    new = ops.scatter(_ravel(a), values, positions, index=("array",))
+    assign_inplace(a, _reshape(new, shape), "numpy.fill_diagonal")
+
+
+@implements(np.diag_indices_from)
+def _diag_indices_from(arr):
+    shape = _shape(arr)
+    if len(shape) < 2 or len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length and at least 2")
+    return np.diag_indices(shape[0], len(shape))
+
+
+@implements(np.tril_indices_from)
+def _tril_indices_from(arr, k=0):
+    if _ndim(arr) != 2:
+        raise ValueError("input array must be 2-d")
+    return np.tril_indices(_shape(arr)[-2], k=k, m=_shape(arr)[-1])
+
+
+@implements(np.triu_indices_from)
+def _triu_indices_from(arr, k=0):
+    if _ndim(arr) != 2:
+        raise ValueError("input array must be 2-d")
+    return np.triu_indices(_shape(arr)[-2], k=k, m=_shape(arr)[-1])
+
+
+# --- writing functions (functionalized) ------------------------------------------------------
+
+@implements(np.put)
+def _put(a, ind, v, mode="raise"):
+    ind = _ravel(operand(ind))
+    n = math.prod(_shape(a))
+    ind = _fix_mode(ind, n, mode, "put")
+    values = _resize(operand(v), (_shape(ind)[0],))
+    new = ops.scatter(_ravel(a), values, ind, index=("array",))
+    assign_inplace(a, _reshape(new, _shape(a)), "numpy.put")
+
+
+@implements(np.putmask)
+def _putmask(a, mask, values):
+    new = ops.where(operand(mask), _resize(operand(values), _shape(a)), a)
+    assign_inplace(a, new, "numpy.putmask")
+
+
+@implements(np.place, dynamic_only=True)
+def _place(arr, mask, vals):
+    positions = np.flatnonzero(concrete(mask, "np.place (which positions it writes depends on "
+                                              "data)"))
+    values = _resize(operand(vals), (positions.size,))
+    new = ops.scatter(_ravel(arr), values, positions, index=("array",))
+    assign_inplace(arr, _reshape(new, _shape(arr)), "numpy.place")
+
+
+@implements(np.copyto)
+def _copyto(dst, src, casting="same_kind", where=True):
+    src = operand(src)
+    if where is True:
+        new = ops.broadcast_to(src, shape=_shape(dst)) if _shape(src) != _shape(dst) else src
+    else:
+        new = ops.where(operand(where), src, dst)
+        if _shape(new) != _shape(dst):
+            new = ops.broadcast_to(new, shape=_shape(dst))
+    assign_inplace(dst, new, "numpy.copyto")
+
+
+# --- data-dependent index queries (dynamic only) ---------------------------------------------
+
+@implements(np.nonzero, dynamic_only=True)
+def _nonzero(a):
+    return np.nonzero(concrete(a, "np.nonzero (its output shape depends on data)"))
+
+
+@implements(np.flatnonzero, dynamic_only=True)
+def _flatnonzero(a):
+    return np.flatnonzero(concrete(a, "np.flatnonzero (its output shape depends on data)"))
+
+
+@implements(np.argwhere, dynamic_only=True)
+def _argwhere(a):
+    return np.argwhere(concrete(a, "np.argwhere (its output shape depends on data)"))
+
+
+# --- index conversions -----------------------------------------------------------------------
+
+@implements(np.ravel_multi_index)
+def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    dims = tuple(int(d) for d in dims)
+    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
+    strides = np.cumprod((1,) + dims[::-1][:-1])[::-1] if order == "C" else np.cumprod(
+        (1,) + dims[:-1])
+    out = 0
+    for idx, n, stride, m in zip(multi_index, dims, strides, modes):
+        out = ops.add(out, ops.multiply(_fix_mode(operand(idx), n, m, "ravel_multi_index"),
+                                        int(stride)))
+    return out
+
+
+@implements(np.unravel_index)
+def _unravel_index(indices, shape, order="C"):
+    shape = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(n) for n in shape)
+    indices = operand(indices)
+    out = []
+    dims = shape[::-1] if order == "C" else shape
+    for n in dims:
+        out.append(ops.remainder(indices, n))
+        indices = ops.floor_divide(indices, n)
+    return tuple(out[::-1] if order == "C" else out)
+
+
+@implements(np.ix_)
+def _ix(*args):
+    out = []
+    for k, a in enumerate(args):
+        a = operand(a)
+        if aval_of(a).dtype.kind == "b":
+            a = _flatnonzero(a)
+        shape = [1] * len(args)
+        shape[k] = _shape(a)[0]
+        out.append(_reshape(a, tuple(shape)))
+    return tuple(out)
+
+
+# --- applying functions along axes -----------------------------------------------------------
+
+@implements(np.apply_along_axis)
+def _apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    arr = operand(arr)
+    nd = _ndim(arr)
+    axis = normalize_axes(axis, nd)[0]
+    moved = _moveaxis(arr, axis, -1)
+    lead = _shape(moved)[:-1]
+    results = [operand(func1d(moved[idx], *args, **kwargs)) for idx in np.ndindex(*lead)]
+    res_shape = _shape(results[0])
+    out = _reshape(_stack(results), lead + res_shape)
+    r = len(res_shape)
+    perm = list(range(axis)) + list(range(len(lead), len(lead) + r)) + list(
+        range(axis, len(lead)))
+    return _transpose(out, perm)
+
+
+@implements(np.apply_over_axes)
+def _apply_over_axes(func, a, axes):
+    a = operand(a)
+    for axis in (axes,) if isinstance(axes, int) else axes:
+        axis = normalize_axes(axis, _ndim(a))[0]
+        res = func(a, axis)
+        if _ndim(res) != _ndim(a):
+            res = ops.expand_dims(res, axes=(axis,))
+            if _ndim(res) != _ndim(a):
+                raise ValueError("function is not returning an array of the correct shape")
+        a = res
+    return a
