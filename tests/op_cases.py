@@ -7,6 +7,7 @@ Domains keep each check smooth so tolerances stay tight.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,36 @@ class OpCase:
 
 
 C = OpCase
+
+
+def _special_cases():
+    """scipy.special rows, present when SciPy is installed."""
+    if importlib.util.find_spec("scipy") is None:
+        return []
+    probabilities = lambda: _rng(7).uniform(0.1, 0.9, 5)  # noqa: E731
+    return [
+        C(ops.erf, (floats(5),)),
+        C(ops.erfc, (floats(5),)),
+        C(ops.erfcx, (floats(5),)),
+        C(ops.erfinv, (unit(5),)),
+        C(ops.expit, (floats(5),)),
+        C(ops.expit, (floats(5, dtype=np.float32),), name="expit_float32"),
+        C(ops.log_expit, (floats(5),)),
+        C(ops.gammaln, (positive(5),)),
+        C(ops.gamma, (positive(5),)),
+        C(ops.digamma, (positive(5),)),
+        C(ops.polygamma, (const(np.array([1, 2, 1])), positive(3))),
+        C(ops.ndtr, (floats(5),)),
+        C(ops.log_ndtr, (floats(5),)),
+        C(ops.ndtri, (probabilities,)),
+        C(ops.xlogy, (floats(4), positive(4))),
+        C(ops.xlogy, (const(np.array([0.0, 1.2, 0.0])), const(np.array([0.5, 0.7, 2.0]))),
+          name="xlogy_zero"),
+        C(ops.xlog1py, (floats(4), positive(4))),
+    ]
+
+
+SPECIAL_CASES = _special_cases()
 CASES = [
     # elementwise arithmetic
     C(ops.add, (floats(3, 4), floats(4, seed=1))),
@@ -170,6 +201,37 @@ CASES = [
     C(ops.dot_general, (floats(3, 4), floats(4, 5, seed=1)),
       {"contract": ((1,), (0,)), "batch": ((), ())}, name="dot_general_plain"),
     # --- elementwise and special-function ops added later (ufunc work) ---
+    C(ops.fabs, (distinct(5),)),
+    C(ops.fmax, (distinct(6), floats(6))),
+    C(ops.fmin, (distinct(6), floats(6))),
+    C(ops.fmax, (const(np.array([np.nan, 0.3, 2.0, -1.0])), floats(4)), diff=(0, 1),
+      name="fmax_nan"),
+    C(ops.fmin, (floats(4), const(np.array([0.2, np.nan, -2.0, np.nan]))), diff=(0, 1),
+      name="fmin_nan"),
+    C(ops.heaviside, (const(np.array([-1.0, 0.0, 2.0, 0.0])), floats(4)), diff=(1,)),
+    C(ops.rint, (floats(5),)),
+    C(ops.isnat, (const(np.array(["2020-01-01", "NaT"], dtype="M8[D]")),)),
+    C(ops.ldexp, (floats(4), const(np.array([1, -2, 0, 3])))),
+    C(ops.frexp, (floats(2, 3),)),
+    C(ops.modf, (floats(5),)),
+    C(ops.nextafter, (floats(4), floats(4, seed=1))),
+    C(ops.spacing, (floats(4),)),
+    C(ops.bitwise_and, (ints(5, high=9), ints(5, high=9, seed=1))),
+    C(ops.bitwise_or, (ints(5, high=9), ints(5, high=9, seed=1))),
+    C(ops.bitwise_xor, (ints(5, high=9), ints(5, high=9, seed=1))),
+    C(ops.bitwise_invert, (ints(5, high=9),)),
+    C(ops.bitwise_left_shift, (ints(5, high=9), ints(5, high=4, seed=1))),
+    C(ops.bitwise_right_shift, (ints(5, high=90), ints(5, high=4, seed=1))),
+    C(ops.bitwise_count, (ints(5, high=90),)),
+    C(ops.gcd, (ints(5, high=30), ints(5, high=30, seed=1))),
+    C(ops.lcm, (ints(5, high=30), ints(5, high=30, seed=1))),
+    C(ops.cumulative_prod, (floats(3, 4),), {"axis": 1}),
+    C(ops.cumulative_prod, (const(np.array([[1.5, 0.0, 2.0, 0.5, 3.0],
+                                            [0.5, 2.0, 0.0, 0.0, 1.2]])),), {"axis": 1},
+      diff=(0,), order=1, name="cumulative_prod_zeros"),  # exact to first order at zeros
+    C(ops.cumulative_max, (distinct(3, 5),), {"axis": 1}),
+    C(ops.cumulative_min, (distinct(4, 3),), {"axis": 0}),
+    *SPECIAL_CASES,
     # --- reductions, shape, indexing and creation ops added later (NumPy functions work) ---
     # --- linalg, einsum and fft ops ---
     # --- checkpoint, implicit and custom primitive ops ---

@@ -126,7 +126,10 @@ def _check_order(f, args, order, modes, rng, rtol, atol, eps, what):
         _check_order(derivative, args, order - 1, modes, rng, rtol * 10, atol * 10, eps, nxt)
     if "rev" in modes:
         out = f(*args)
-        cts = tree_map(lambda o: _random_like(_concrete(o), rng), out)
+        def cotangent(o):  # integer outputs (frexp's exponent) get zero cotangents
+            ct = _random_like(_concrete(o), rng)
+            return np.zeros(np.shape(_concrete(o))) if ct is None else ct
+        cts = tree_map(cotangent, out)
 
         def pulled(*xs):
             return vjp(f, argnums)(*xs)[1](cts)

@@ -6,6 +6,7 @@ Binary ops broadcast and promote as NumPy 2 does (NEP 50: Python scalars are wea
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from ._rules import (
     add_tangents,
     bool_unary,
     broadcast_binary,
+    broadcast_shapes,
     compare_binary,
     elementwise_partials,
     fit,
@@ -373,6 +375,90 @@ def _angle_jvp(primals, tangents, out):
 
 angle = Op("angle", abstract=real_unary, impl=lambda xp, x: xp.angle(x) if xp is np
            else xp.atan2(xp.imag(x), xp.real(x)), jvp=_angle_jvp, elementwise=True)
+
+# --- NumPy's IEEE-aware selection and step functions ------------------------------------------
+
+_WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def ufunc_abstract(ufunc):
+    """An abstract rule resolving dtypes exactly as the NumPy ufunc ``ufunc`` does (a zero-argument
+    callable returning it defers the lookup, for optional libraries); Python scalars stay weak."""
+
+    @lru_cache(maxsize=256)
+    def resolve(keys):
+        u = ufunc if isinstance(ufunc, np.ufunc) else ufunc()
+        dtypes = tuple(_WEAK_TYPES[dtype.kind] if weak else dtype for dtype, weak in keys)
+        return u.resolve_dtypes(dtypes + (None,) * u.nout)[u.nin:]
+
+    def abstract(*avals, **_):
+        shape = avals[0].shape
+        for a in avals[1:]:
+            if a.shape != shape:
+                shape = broadcast_shapes(*(a.shape for a in avals))
+                break
+        outs = resolve(tuple((a.dtype, a.weak) for a in avals))
+        weak = all(a.weak for a in avals)
+        device = next((a.device for a in avals if a.device is not None), None)
+        result = tuple(Aval(shape, d, weak and d.kind != "b", device) for d in outs)
+        return result if len(result) > 1 else result[0]
+
+    return abstract
+
+
+def numpy_impl(name, fallback=None):
+    """``impl`` of a NumPy-only ufunc; ``fallback(xp, *args)`` serves other providers."""
+    ufunc = getattr(np, name)
+
+    def impl(xp, *args):
+        if xp is np:
+            return ufunc(*args)
+        if fallback is None:
+            raise TypeError(f"{name} is a NumPy ufunc with no Array API equivalent; the array "
+                            f"provider {xp.__name__} does not offer it")
+        return fallback(xp, *args)
+
+    return impl
+
+
+fabs = Op("fabs", abstract=ufunc_abstract(np.fabs),
+          impl=numpy_impl("fabs", lambda xp, x: xp.abs(x)), elementwise=True,
+          jvp=elementwise_partials(lambda x, out: (sign(x),)))
+
+
+def _nan_aware_partials(x, y, out, first):
+    """Partials of fmax/fmin: a NaN operand loses; ties split the tangent equally."""
+    x_wins = logical_or(first(x, y), logical_and(isnan(y), logical_not(isnan(x))))
+    y_wins = logical_or(first(y, x), logical_and(isnan(x), logical_not(isnan(y))))
+    tie = equal(x, y)
+    return (where(x_wins, 1.0, where(tie, 0.5, 0.0)), where(y_wins, 1.0, where(tie, 0.5, 0.0)))
+
+
+fmax = Op("fmax", abstract=ufunc_abstract(np.fmax), elementwise=True,
+          impl=numpy_impl("fmax", lambda xp, x, y: xp.where(
+              xp.isnan(y), x, xp.where(xp.isnan(x), y, xp.maximum(x, y)))),
+          jvp=elementwise_partials(lambda x, y, out: _nan_aware_partials(x, y, out, greater)))
+fmin = Op("fmin", abstract=ufunc_abstract(np.fmin), elementwise=True,
+          impl=numpy_impl("fmin", lambda xp, x, y: xp.where(
+              xp.isnan(y), x, xp.where(xp.isnan(x), y, xp.minimum(x, y)))),
+          jvp=elementwise_partials(lambda x, y, out: _nan_aware_partials(x, y, out, less)))
+
+
+def _heaviside_jvp(primals, tangents, out):
+    # H(x, h) is h where x == 0 and constant elsewhere: only the tangent of h passes, there
+    (x, _), (_, dh) = primals, tangents
+    if dh is None:
+        return None
+    return fit(where(equal(x, 0), dh, 0.0), aval_of(out))
+
+
+heaviside = Op("heaviside", abstract=ufunc_abstract(np.heaviside), elementwise=True,
+               impl=numpy_impl("heaviside", lambda xp, x, h: xp.where(
+                   x == 0, h, xp.where(x > 0, xp.ones_like(x), xp.zeros_like(x)))),
+               jvp=_heaviside_jvp)
+rint = _unary("rint", numpy_impl("rint", lambda xp, x: xp.round(x)),
+              abstract=ufunc_abstract(np.rint))
+isnat = _unary("isnat", numpy_impl("isnat"), abstract=ufunc_abstract(np.isnat))
 
 # --- casts ---------------------------------------------------------------------------------
 
