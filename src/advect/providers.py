@@ -8,23 +8,60 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["namespace_of", "numpy_dtype", "is_array", "provider_name"]
+__all__ = ["namespace_of", "provider_of", "numpy_dtype", "is_array", "provider_name"]
 
 _NAMESPACES: dict[type, object] = {np.ndarray: np}
 _SCALARS = (bool, int, float, complex, np.generic)
 
 
 def namespace_of(args) -> object:
-    """The namespace of the first array among ``args`` (NumPy when there is none)."""
+    """The namespace of the arrays among ``args`` (NumPy when there is none).
+
+    Raises:
+        TypeError: if the arrays belong to different providers; one computation uses one.
+
+    Example:
+        >>> import numpy as np
+        >>> namespace_of((np.ones(2), 3.0)) is np
+        True
+    """
+    found = None
     for a in args:
         t = type(a)
         xp = _NAMESPACES.get(t)
-        if xp is not None:
-            return xp
-        if isinstance(a, _SCALARS) or a is None:
-            continue
-        return _foreign_namespace(a)
-    return np
+        if xp is None:
+            if isinstance(a, _SCALARS) or a is None:
+                continue
+            xp = _foreign_namespace(a)
+        if found is None:
+            found = xp
+        elif xp is not found:
+            raise TypeError(
+                f"arrays of two providers meet in one operation ({provider_name(found)} and "
+                f"{provider_name(xp)}); convert them to one provider before the transform")
+    return np if found is None else found
+
+
+def provider_of(x) -> object:
+    """The provider namespace of an array or a tracer (NumPy for Python scalars).
+
+    A tracer's provider is its trace's ``provider`` attribute when the trace records one (a
+    staging trace does), else the provider of the value it wraps.
+
+    Example:
+        >>> import numpy as np
+        >>> provider_of(np.zeros(3)) is np
+        True
+    """
+    while hasattr(x, "_trace"):
+        provider = getattr(x._trace, "provider", None)
+        if provider is not None:
+            return provider
+        inner = getattr(x, "primal", None)
+        if inner is None:
+            return np
+        x = inner
+    return namespace_of((x,))
 
 
 def _foreign_namespace(x) -> object:

@@ -1,0 +1,163 @@
+"""The namespace object: one per (provider, revision), cached.
+
+Every function of the revision that the provider serves becomes an attribute. A call whose
+arguments hold a tracer runs Advect's translation (canonical ops); any other call goes straight
+to the provider, so creation functions and constants cost nothing extra. Dtypes and constants
+are the provider's own objects.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..core import Tracer
+from ..errors import TracingError
+from ..providers import numpy_dtype, provider_name
+from . import _revisions
+
+__all__ = ["ArrayNamespace", "Context", "namespace"]
+
+_CACHE: dict[tuple[int, str], ArrayNamespace] = {}
+_LOCK = threading.Lock()
+
+
+class Context:
+    """What a translation needs to know about the namespace it serves: the provider ``xp``
+    and the revision, plus conversions between provider dtypes and NumPy dtypes."""
+
+    __slots__ = ("xp", "revision", "_dtypes")
+
+    def __init__(self, xp, revision: str):
+        self.xp = xp
+        self.revision = revision
+        self._dtypes = {np.dtype(name): getattr(xp, name) for name in _revisions.DTYPES
+                        if hasattr(xp, name)}
+
+    def dtype(self, dtype):
+        """The provider's dtype object for ``dtype`` (a provider dtype, NumPy dtype or name)."""
+        if dtype is None:
+            return None
+        try:
+            return self._dtypes[numpy_dtype(dtype)]
+        except KeyError:
+            raise TypeError(
+                f"the {provider_name(self.xp)} namespace has no dtype {dtype}") from None
+
+    def dtype_of(self, x):
+        """The provider's dtype object of a tracer, array or dtype."""
+        return self.dtype(x.dtype if hasattr(x, "dtype") and not _is_dtype(x) else x)
+
+
+def _is_dtype(x) -> bool:
+    return isinstance(x, np.dtype | type) or type(x).__name__ in ("DType", "dtype")
+
+
+def traced(values) -> bool:
+    """Whether a tracer is among ``values`` or inside a list/tuple among them."""
+    for v in values:
+        if isinstance(v, Tracer):
+            return True
+        if isinstance(v, list | tuple) and any(isinstance(e, Tracer) for e in v):
+            return True
+    return False
+
+
+def _serve(qualname: str, provider_fn, translation, ctx: Context):
+    """The namespace function: translate traced calls, pass the rest to the provider."""
+    numpy_provider = ctx.xp is np
+
+    def function(*args, **kwargs):
+        if traced(args) or traced(kwargs.values()):
+            if translation is None:
+                raise TracingError(
+                    f"{qualname} is not supported on traced arrays; see "
+                    "advect.array_api.support_table() for the functions that are")
+            return translation(ctx, *args, **kwargs)
+        if not numpy_provider and kwargs.get("dtype") is not None:
+            kwargs["dtype"] = ctx.dtype(kwargs["dtype"])
+        return provider_fn(*args, **kwargs)
+
+    function.__name__ = qualname.rsplit(".", 1)[-1]
+    function.__qualname__ = qualname
+    function.__doc__ = getattr(provider_fn, "__doc__", None)
+    return function
+
+
+class ArrayNamespace(SimpleNamespace):
+    """The Array API namespace of traced arrays for one provider and revision.
+
+    Example:
+        >>> import numpy as np
+        >>> import advect as ad
+        >>> def f(x):
+        ...     xp = x.__array_namespace__()
+        ...     return xp.sum(xp.sin(x) ** 2)
+        >>> float(ad.grad(f)(np.asarray([0.0])))
+        0.0
+    """
+
+    def __repr__(self) -> str:
+        return (f"<Array API namespace {self.__array_api_version__} of "
+                f"{provider_name(self._context.xp)} (advect)>")
+
+
+def _extension(xp, ext: str):
+    if ext == "" or xp is None:
+        return xp
+    return getattr(xp, ext, None)
+
+
+def namespace(xp, revision: str) -> ArrayNamespace:
+    """The cached namespace serving ``revision`` of provider ``xp``."""
+    key = (id(xp), revision)
+    ns = _CACHE.get(key)
+    if ns is None:
+        with _LOCK:
+            ns = _CACHE.get(key)
+            if ns is None:
+                ns = _CACHE[key] = _build(xp, revision)
+    return ns
+
+
+def _build(xp, revision: str) -> ArrayNamespace:
+    from ._tables import TRANSLATIONS
+
+    ctx = Context(xp, revision)
+    ns = ArrayNamespace()
+    ns._context = ctx
+    ns._provider = xp  # keeps id(xp) in the cache key alive
+    ns.__array_api_version__ = revision
+    ns.__name__ = f"advect.array_api[{provider_name(xp)}, {revision}]"
+    for name in _revisions.DTYPES:
+        if hasattr(xp, name):
+            setattr(ns, name, getattr(xp, name))
+    for name in _revisions.CONSTANTS:
+        setattr(ns, name, getattr(xp, name) if hasattr(xp, name) else getattr(np, name))
+    for ext in ("", *_revisions.EXTENSIONS):
+        source = _extension(xp, ext)
+        if source is None:
+            continue
+        target = ns if ext == "" else SimpleNamespace(__name__=f"{ns.__name__}.{ext}")
+        for name in _revisions.names(revision, ext):
+            provider_fn = getattr(source, name, None)
+            if provider_fn is None:
+                continue
+            qualname = f"{ext}.{name}" if ext else name
+            setattr(target, name, _serve(qualname, provider_fn, TRANSLATIONS.get(qualname), ctx))
+        if ext:
+            setattr(ns, ext, target)
+    return ns
+
+
+def served(xp, revision: str) -> dict[str, bool]:
+    """``{qualified name: whether the provider serves it}`` for every function of ``revision``."""
+    out = {}
+    for ext in ("", *_revisions.EXTENSIONS):
+        source = _extension(xp, ext)
+        for name in _revisions.names(revision, ext):
+            out[f"{ext}.{name}" if ext else name] = (source is not None
+                                                     and hasattr(source, name))
+    return out

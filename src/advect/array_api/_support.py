@@ -1,0 +1,115 @@
+"""What the Array API frontend supports, derived from the revision and translation tables.
+
+``support_table()`` lists every function of the Array API revisions with its lifetimes; the
+support catalog and ``docs/compatibility/array_api.md`` are generated from it.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .. import ops
+from . import _revisions
+
+__all__ = ["SupportRow", "support_table", "support_markdown"]
+
+# Functions that never take arrays to trace: they run on the provider and give constants.
+PROVIDER_CALLS = frozenset({"arange", "empty", "eye", "full", "ones", "zeros",
+                            "fft.fftfreq", "fft.rfftfreq"})
+# Trace-time metadata: answered from shapes and dtypes, no graph node.
+METADATA = frozenset({"can_cast", "finfo", "iinfo", "isdtype", "result_type",
+                      "broadcast_shapes", "__array_namespace_info__"})
+# The output shape depends on the data: dynamic transforms only.
+DATA_DEPENDENT = frozenset({"nonzero", "unique_all", "unique_counts", "unique_inverse",
+                            "unique_values"})
+# Integer- or boolean-valued results: their derivative is zero by definition.
+INDEX_VALUED = frozenset({"argmax", "argmin", "argsort", "searchsorted", "count_nonzero",
+                          "all", "any", "nonzero", "isin", "linalg.matrix_rank"})
+
+
+class SupportRow(NamedTuple):
+    """One Array API function: where it appears and which lifetimes serve it."""
+
+    name: str             # qualified: "sin", "linalg.solve", "fft.rfft"
+    introduced: str       # the first revision that names it
+    kind: str             # "traced", "constant" (provider call) or "metadata"
+    dynamic: bool         # works on tracers in dynamic transforms
+    staged: bool          # works while staging
+    differentiable: bool  # has derivative rules (False: zero derivative or no rule)
+
+
+def _ops_present(name: str) -> bool:
+    from ._tables import NEEDS
+    return all(op in ops.REGISTRY for op in NEEDS.get(name, ()))
+
+
+def _differentiable(name: str) -> bool:
+    from ._tables import ELEMENTWISE, NEEDS
+    if name in INDEX_VALUED:
+        return False
+    if name in ELEMENTWISE:
+        return not ops.REGISTRY[name].nondiff
+    return all(ops.REGISTRY[op].jvp is not None for op in NEEDS.get(name, ()))
+
+
+def support_table(revision: str = _revisions.REVISIONS[-1]) -> tuple[SupportRow, ...]:
+    """Every function of ``revision`` with its lifetimes, main namespace first.
+
+    Example:
+        >>> rows = {row.name: row for row in support_table("2024.12")}
+        >>> rows["sin"].dynamic, rows["sin"].staged, rows["sin"].differentiable
+        (True, True, True)
+        >>> rows["unique_values"].staged
+        False
+    """
+    from ._tables import TRANSLATIONS
+
+    if revision not in _revisions.REVISIONS:
+        raise ValueError(f"Array API revision {revision!r} is not supported by Advect; "
+                         f"supported are {', '.join(_revisions.REVISIONS)}")
+    rows = []
+    for ext in ("", *_revisions.EXTENSIONS):
+        for name in _revisions.names(revision, ext):
+            qualname = f"{ext}.{name}" if ext else name
+            introduced = _revisions.introduced_in(name, ext)
+            if qualname in PROVIDER_CALLS or qualname in METADATA:
+                kind = "constant" if qualname in PROVIDER_CALLS else "metadata"
+                rows.append(SupportRow(qualname, introduced, kind, True, True, False))
+                continue
+            dynamic = qualname in TRANSLATIONS and _ops_present(qualname)
+            rows.append(SupportRow(
+                qualname, introduced, "traced", dynamic,
+                dynamic and qualname not in DATA_DEPENDENT,
+                dynamic and _differentiable(qualname)))
+    return tuple(rows)
+
+
+def support_markdown() -> str:
+    """The Markdown page ``docs/compatibility/array_api.md``: counts and one row per function.
+
+    Example:
+        >>> support_markdown().splitlines()[0]
+        '# Array API support'
+    """
+    lines = ["# Array API support", "",
+             "Generated from `advect.array_api.support_table()`; regenerate with",
+             "`python -c \"import advect.array_api as a; print(a.support_markdown(), end='')\" "
+             "> docs/compatibility/array_api.md`.", "",
+             "A function is *dynamic* when it works on traced arrays inside `grad`, `vjp`, "
+             "`jvp` and friends, *staged* when it works inside `advect.stage`, and "
+             "*differentiable* when derivatives flow through it (index- and boolean-valued "
+             "results have zero derivative by definition). *Constant* functions take no arrays "
+             "and run on the provider; *metadata* functions answer from shapes and dtypes.", "",
+             "| revision | functions | dynamic | staged | differentiable |",
+             "| --- | --- | --- | --- | --- |"]
+    for revision in _revisions.REVISIONS:
+        rows = support_table(revision)
+        lines.append(f"| {revision} | {len(rows)} | {sum(r.dynamic for r in rows)} | "
+                     f"{sum(r.staged for r in rows)} | {sum(r.differentiable for r in rows)} |")
+    lines += ["", "| function | since | kind | dynamic | staged | differentiable |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    mark = {True: "yes", False: "no"}
+    for r in support_table():
+        lines.append(f"| `{r.name}` | {r.introduced} | {r.kind} | {mark[r.dynamic]} | "
+                     f"{mark[r.staged]} | {mark[r.differentiable]} |")
+    return "\n".join(lines) + "\n"
