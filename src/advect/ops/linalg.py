@@ -1,12 +1,22 @@
-"""Linear algebra: matmul, dot_general and friends."""
+"""Linear algebra: matmul, dot_general, einsum, solves, inverses and decompositions.
+
+Matrix ops act on the last two axes and batch over the leading ones. Derivatives are the standard
+matrix-calculus results written with ops, so they trace to any order and into staged programs.
+Decompositions whose outputs have a gauge freedom (eigenvector phases, extra columns of complete
+factors) differentiate one smooth choice of it; functions of the outputs that do not depend on
+the gauge get exact derivatives.
+"""
 
 from __future__ import annotations
 
 import math
+import string
+
+import numpy as np
 
 from .. import ops
 from ..core import Op
-from ..dtypes import Aval, aval_of, result_type
+from ..dtypes import Aval, aval_of, real_dtype, result_type
 from ._rules import add_tangents, broadcast_shapes, conj, fit, is_linear, unbroadcast
 
 
@@ -26,7 +36,7 @@ def _matmul_abstract(x, y):
 def _matmul_jvp(primals, tangents, out):
     (x, y), (dx, dy) = primals, tangents
     t = add_tangents(None if dx is None else matmul(dx, y), None if dy is None else matmul(x, dy))
-    return fit(t, aval_of(out))
+    return fit(t, out)
 
 
 def matrix_transpose(x):
@@ -91,7 +101,7 @@ def _dot_general_jvp(primals, tangents, out, *, contract, batch):
     t = add_tangents(
         None if dx is None else dot_general(dx, y, contract=contract, batch=batch),
         None if dy is None else dot_general(x, dy, contract=contract, batch=batch))
-    return fit(t, aval_of(out))
+    return fit(t, out)
 
 
 def _dot_general_transpose(ct, x, y, *, contract, batch):
@@ -113,4 +123,509 @@ def _dot_general_transpose(ct, x, y, *, contract, batch):
 dot_general = Op("dot_general", attrs=("contract", "batch"), abstract=_dot_general_abstract,
                  impl=_dot_general_impl, jvp=_dot_general_jvp, transpose=_dot_general_transpose)
 
-__all__ = ["matmul", "dot_general", "matrix_transpose"]
+
+
+# --- einsum ----------------------------------------------------------------------------------
+
+def einsum_letters(subscripts: str, ndims) -> tuple[list[str], str]:
+    """The letters of each operand and of the output of a normalized ``subscripts`` (explicit
+    ``->``); each ``...`` becomes fresh letters, right-aligned as NumPy broadcasts it."""
+    lhs, out = subscripts.split("->")
+    ins = lhs.split(",")
+    if len(ins) != len(ndims):
+        raise ValueError(f"einsum: {len(ins)} operand subscripts for {len(ndims)} operands")
+    fresh = [c for c in string.ascii_letters if c not in subscripts]
+    ell = "".join(fresh[:max((nd - len(s) + 3 for s, nd in zip(ins, ndims) if "..." in s),
+                             default=0)])
+    letters = []
+    for s, nd in zip(ins, ndims):
+        width = nd - len(s) + 3
+        if "..." in s and width >= 0:
+            s = s.replace("...", ell[len(ell) - width:])
+        if len(s) != nd:
+            raise ValueError(f"einsum: subscripts {s!r} do not match an operand with {nd} "
+                             "dimensions")
+        letters.append(s)
+    return letters, out.replace("...", ell)
+
+
+def _letter_sizes(ins, shapes) -> dict:
+    sizes: dict = {}
+    for s, shape in zip(ins, shapes):
+        for c, n in zip(s, shape):
+            old = sizes.get(c, 1)
+            if n != old and 1 not in (n, old):
+                raise ValueError(f"einsum: subscript {c!r} labels axes of sizes {old} and {n}")
+            sizes[c] = n if old == 1 else old
+    return sizes
+
+
+def _einsum_abstract(*xs, subscripts):
+    ins, out = einsum_letters(subscripts, [x.ndim for x in xs])
+    sizes = _letter_sizes(ins, [x.shape for x in xs])
+    missing = [c for c in out if c not in sizes]
+    if missing or len(set(out)) != len(out):
+        raise ValueError(f"einsum: output subscripts {out!r} must be distinct letters that "
+                         "appear in the inputs")
+    return Aval(tuple(sizes[c] for c in out), result_type(*xs), False, xs[0].device)
+
+
+def _einsum_impl(xp, *xs, subscripts):
+    if xp is np:
+        return np.einsum(subscripts, *xs, optimize=len(xs) > 2)
+    if not hasattr(xp, "einsum"):
+        raise NotImplementedError(f"einsum: the array provider {xp.__name__} has no einsum")
+    return xp.einsum(subscripts, *xs)
+
+
+def _einsum_jvp(primals, tangents, out, *, subscripts):
+    t = None
+    for k, dx in enumerate(tangents):  # multilinear: one term per operand with a tangent
+        if dx is not None:
+            t = add_tangents(t, einsum(*primals[:k], dx, *primals[k + 1:], subscripts=subscripts))
+    return fit(t, aval_of(out))
+
+
+def _einsum_transpose(ct, *xs, subscripts):
+    # the cotangent of operand k contracts ct with the other operands; letters only in operand k
+    # broadcast (a ones vector) and repeated letters go onto a diagonal (an identity matrix)
+    k = next(i for i, x in enumerate(xs) if is_linear(x))
+    ins, out = einsum_letters(subscripts, [aval_of(x).ndim for x in xs])
+    sizes = _letter_sizes(ins, [aval_of(x).shape for x in xs])
+    dtype = real_dtype(aval_of(ct).dtype).name
+    fresh = iter(c for c in string.ascii_letters if c not in sizes)
+    operands = [ct, *(conj(x) for i, x in enumerate(xs) if i != k)]
+    terms = [out, *(s for i, s in enumerate(ins) if i != k)]
+    seen = set("".join(terms))
+    for c in dict.fromkeys(ins[k]):
+        if c not in seen:
+            operands.append(ops.full_like(ct, fill_value=1, shape=(sizes[c],), dtype=dtype))
+            terms.append(c)
+    layout, placed = [], set()
+    for c in ins[k]:
+        if c in placed:
+            f = next(fresh)
+            operands.append(_pattern(ct, sizes[c], dtype, diag=1.0))
+            terms.append(c + f)
+            c = f
+        placed.add(c)
+        layout.append(c)
+    g = einsum(*operands, subscripts=",".join(terms) + "->" + "".join(layout))
+    return tuple(unbroadcast(g, aval_of(x).shape) if i == k else None for i, x in enumerate(xs))
+
+
+einsum = Op("einsum", attrs=("subscripts",), abstract=_einsum_abstract, impl=_einsum_impl,
+            jvp=_einsum_jvp, transpose=_einsum_transpose)
+
+
+# --- helpers shared by the matrix rules --------------------------------------------------------
+
+def _pattern(ref, n, dtype, lower=0.0, diag=0.0, upper=0.0):
+    """An ``n x n`` constant with one value below, on and above the diagonal (masks, eye)."""
+    rows = ops.iota_like(ref, shape=(n, n), axis=0)
+    cols = ops.iota_like(ref, shape=(n, n), axis=1)
+    values = ops.where(ops.greater(rows, cols), lower,
+                       ops.where(ops.equal(rows, cols), diag, upper))
+    return ops.astype(values, dtype=dtype)
+
+
+def _mask_dtype(x) -> str:
+    return real_dtype(aval_of(x).dtype).name
+
+
+def _mH(x):
+    """Conjugate transpose of the last two axes."""
+    return conj(matrix_transpose(x))
+
+
+def _diag(x):
+    return einsum(x, subscripts="...ii->...i")
+
+
+def _trace(x):
+    return einsum(x, subscripts="...ii->...")
+
+
+def _columns(x, start, stop, axis=-1):
+    ndim = aval_of(x).ndim
+    if start == 0 and stop == aval_of(x).shape[axis]:
+        return x
+    return ops.slice_axis(x, start=start, stop=stop, axis=ndim + axis, step=1)
+
+
+def _hermitian_part(dx, ref, lower):
+    """The Hermitian matrix a routine that reads only one triangle (and the real part of the
+    diagonal) of its input sees: the derivative ignores the other triangle."""
+    n = aval_of(ref).shape[-1]
+    half = _pattern(ref, n, _mask_dtype(ref), lower=float(lower), diag=0.5, upper=float(not lower))
+    m = ops.multiply(dx, half)
+    return ops.add(m, _mH(m))
+
+
+def _gap_inverse(w, ref):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal and 0 on it."""
+    nd = aval_of(w).ndim
+    n = aval_of(w).shape[-1]
+    gaps = ops.subtract(ops.expand_dims(w, axes=(nd - 1,)), ops.expand_dims(w, axes=(nd,)))
+    eye = ops.equal(ops.iota_like(ref, shape=(n, n), axis=0),
+                    ops.iota_like(ref, shape=(n, n), axis=1))
+    return ops.where(eye, 0.0, ops.divide(1.0, ops.where(eye, 1.0, gaps)))
+
+
+def _right_solve_upper(b, r):
+    """``b @ inv(r)`` for an upper-triangular ``r``."""
+    return _mH(triangular_solve(_mH(r), _mH(b), lower=True))
+
+
+def _linalg_dtype(dtype, name):
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    if dtype.kind not in "fc" or dtype.itemsize < 4:
+        raise TypeError(f"{name}: array type {dtype} is unsupported in linalg; convert it with "
+                        ".astype(np.float64) first")
+    return dtype
+
+
+def _matrix_aval(x, name, square=True):
+    if x.ndim < 2:
+        raise np.linalg.LinAlgError(f"{name}: {x.ndim}-dimensional array given; the array must "
+                                    "be at least two-dimensional")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise np.linalg.LinAlgError(f"{name}: the last 2 dimensions of the array must be square, "
+                                    f"got shape {x.shape}")
+    return Aval(x.shape, _linalg_dtype(x.dtype, name), False, x.device)
+
+
+def _complex_of(dtype):
+    return np.result_type(dtype, np.complex64)
+
+
+# --- inverses and solves -----------------------------------------------------------------------
+
+def _inv_jvp(primals, tangents, out):
+    (dx,) = tangents
+    return fit(ops.negative(matmul(out, matmul(dx, out))), aval_of(out))  # d inv = -inv dA inv
+
+
+inv = Op("inv", abstract=lambda x: _matrix_aval(x, "inv"), impl=lambda xp, x: xp.linalg.inv(x),
+         jvp=_inv_jvp)
+
+
+def _solve_abstract(a, b, **_):
+    a = _matrix_aval(a, "solve")
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"solve: right-hand side of shape {b.shape} does not match a matrix of "
+                         f"shape {a.shape}")
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    dtype = _linalg_dtype(result_type(a, b), "solve")
+    return Aval((*batch, *b.shape[-2:]), dtype, False, a.device or b.device)
+
+
+def _solve_jvp(primals, tangents, out):
+    (a, _), (da, db) = primals, tangents  # a x = b  =>  a dx = db - da x
+    rhs = db if da is None else add_tangents(db, ops.negative(matmul(da, out)))
+    return fit(solve(a, rhs), aval_of(out))
+
+
+def _solve_transpose(ct, a, b):  # linear in b only: b's cotangent solves with a^H
+    return (None, unbroadcast(solve(_mH(a), ct), b.shape))
+
+
+solve = Op("solve", abstract=_solve_abstract, impl=lambda xp, a, b: xp.linalg.solve(a, b),
+           jvp=_solve_jvp, transpose=_solve_transpose)
+
+
+def _triangular_solve_impl(xp, a, b, *, lower):
+    return xp.linalg.solve(xp.tril(a) if lower else xp.triu(a), b)
+
+
+def _triangular_solve_jvp(primals, tangents, out, *, lower):
+    (a, _), (da, db) = primals, tangents
+    rhs = db
+    if da is not None:  # only the triangle the solve reads moves the solution
+        n = aval_of(a).shape[-1]
+        tri = _pattern(a, n, _mask_dtype(a), lower=float(lower), diag=1.0, upper=float(not lower))
+        rhs = add_tangents(rhs, ops.negative(matmul(ops.multiply(da, tri), out)))
+    return fit(triangular_solve(a, rhs, lower=lower), aval_of(out))
+
+
+def _triangular_solve_transpose(ct, a, b, *, lower):
+    return (None, unbroadcast(triangular_solve(_mH(a), ct, lower=not lower), b.shape))
+
+
+triangular_solve = Op("triangular_solve", attrs=("lower",), abstract=_solve_abstract,
+                      impl=_triangular_solve_impl, jvp=_triangular_solve_jvp,
+                      transpose=_triangular_solve_transpose)
+
+
+def _det_jvp(primals, tangents, out):
+    (a,), (da,) = primals, tangents  # d det = det * tr(a^-1 da)
+    return fit(ops.multiply(out, _trace(solve(a, da))), aval_of(out))
+
+
+det = Op("det", abstract=lambda x: _matrix_aval(x, "det").update(shape=x.shape[:-2]),
+         impl=lambda xp, x: xp.linalg.det(x), jvp=_det_jvp)
+
+
+def _slogdet_abstract(x):
+    x = _matrix_aval(x, "slogdet")
+    return (x.update(shape=x.shape[:-2]),
+            x.update(shape=x.shape[:-2], dtype=real_dtype(x.dtype)))
+
+
+def _slogdet_jvp(primals, tangents, out):
+    (a,), (da,) = primals, tangents
+    sign, logabsdet = out
+    t = _trace(solve(a, da))
+    dsign = None  # a real sign is piecewise constant; a complex one turns by i Im(t)
+    if aval_of(sign).dtype.kind == "c":
+        dsign = fit(ops.multiply(sign, ops.multiply(ops.imag(t), 1j)), aval_of(sign))
+    return dsign, fit(t, aval_of(logabsdet))
+
+
+slogdet = Op("slogdet", abstract=_slogdet_abstract, multiple_results=True,
+             impl=lambda xp, x: tuple(xp.linalg.slogdet(x)), jvp=_slogdet_jvp)
+
+
+def _pinv_abstract(x, *, rcond, hermitian):
+    x = _matrix_aval(x, "pinv", square=False)
+    return x.update(shape=(*x.shape[:-2], x.shape[-1], x.shape[-2]))
+
+
+def _pinv_impl(xp, x, *, rcond, hermitian):
+    if xp is np:
+        if rcond is None:
+            return np.linalg.pinv(x, hermitian=hermitian)
+        return np.linalg.pinv(x, rcond=rcond, hermitian=hermitian)
+    return xp.linalg.pinv(x, rtol=rcond)
+
+
+def _pinv_jvp(primals, tangents, out, *, rcond, hermitian):
+    # constant-rank derivative: -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P
+    (a,), (da,) = primals, tangents
+    p, dah = out, _mH(da)
+    t = ops.negative(matmul(p, matmul(da, p)))
+    left = ops.subtract(dah, matmul(matmul(dah, a), p))
+    t = ops.add(t, matmul(matmul(p, _mH(p)), left))
+    right = matmul(dah, matmul(_mH(p), p))
+    t = ops.add(t, ops.subtract(right, matmul(p, matmul(a, right))))
+    return fit(t, aval_of(out))
+
+
+pinv = Op("pinv", attrs=("rcond", "hermitian"), abstract=_pinv_abstract, impl=_pinv_impl,
+          jvp=_pinv_jvp)
+
+
+# --- decompositions ----------------------------------------------------------------------------
+
+def _cholesky_jvp(primals, tangents, out):
+    # dL = L Phi(L^-1 dA L^-H), Phi: the lower triangle with half the diagonal
+    (a,), (da,) = primals, tangents
+    n = aval_of(a).shape[-1]
+    y = triangular_solve(out, _hermitian_part(da, a, lower=True), lower=True)
+    s = _mH(triangular_solve(out, _mH(y), lower=True))
+    phi = _pattern(a, n, _mask_dtype(a), lower=1.0, diag=0.5)
+    return fit(matmul(out, ops.multiply(s, phi)), aval_of(out))
+
+
+cholesky = Op("cholesky", abstract=lambda x: _matrix_aval(x, "cholesky"),
+              impl=lambda xp, x: xp.linalg.cholesky(x), jvp=_cholesky_jvp)
+
+
+def _eigh_abstract(x, *, lower):
+    x = _matrix_aval(x, "eigh")
+    return (x.update(shape=x.shape[:-1], dtype=real_dtype(x.dtype)), x)
+
+
+def _eigh_impl(xp, x, *, lower):
+    if xp is np:
+        return tuple(np.linalg.eigh(x, UPLO="L" if lower else "U"))
+    return tuple(xp.linalg.eigh(x))
+
+
+def _eigh_jvp(primals, tangents, out, *, lower):
+    # P = V^H dA V: dw = diag(P), dV = V (F o P) with F = 1 / (w_j - w_i) off the diagonal
+    (a,), (da,) = primals, tangents
+    w, v = out
+    p = matmul(_mH(v), matmul(_hermitian_part(da, a, lower), v))
+    dv = matmul(v, ops.multiply(p, _gap_inverse(w, a)))
+    return fit(_diag(p), aval_of(w)), fit(dv, aval_of(v))
+
+
+eigh = Op("eigh", attrs=("lower",), abstract=_eigh_abstract, impl=_eigh_impl, jvp=_eigh_jvp,
+          multiple_results=True)
+
+
+def _eigvalsh_impl(xp, x, *, lower):
+    if xp is np:
+        return np.linalg.eigvalsh(x, UPLO="L" if lower else "U")
+    return xp.linalg.eigvalsh(x)
+
+
+def _eigvalsh_jvp(primals, tangents, out, *, lower):
+    (a,), (da,) = primals, tangents
+    _, v = eigh(a, lower=lower)
+    dw = einsum(conj(v), _hermitian_part(da, a, lower), v, subscripts="...ji,...jk,...ki->...i")
+    return fit(dw, aval_of(out))
+
+
+eigvalsh = Op("eigvalsh", attrs=("lower",), abstract=lambda x, *, lower: _eigh_abstract(
+    x, lower=lower)[0], impl=_eigvalsh_impl, jvp=_eigvalsh_jvp)
+
+
+def _eig_abstract(x):
+    x = _matrix_aval(x, "eig")
+    dtype = _complex_of(x.dtype)
+    return (x.update(shape=x.shape[:-1], dtype=dtype), x.update(dtype=dtype))
+
+
+def _eig_impl(xp, x):
+    if not hasattr(xp.linalg, "eig"):
+        raise NotImplementedError(f"eig: the array provider {xp.__name__} has no linalg.eig")
+    w, v = xp.linalg.eig(x)
+    if xp is np:  # NumPy returns real results when every eigenvalue is real
+        dtype = _complex_of(_linalg_dtype(x.dtype, "eig"))
+        return w.astype(dtype), v.astype(dtype)
+    return w, v
+
+
+def _eig_jvp(primals, tangents, out):
+    # P = V^-1 dA V: dw = diag(P), dV = V (F o P), then held in LAPACK's gauge: unit columns
+    # whose largest-modulus component is real
+    (a,), (da,) = primals, tangents
+    w, v = out
+    shape = aval_of(v).shape
+    p = solve(v, matmul(da, v))
+    dv = matmul(v, ops.multiply(p, _gap_inverse(w, a)))
+    norm = ops.real(ops.reduce_sum(ops.multiply(ops.conj(v), dv), axes=(len(shape) - 2,),
+                                   keepdims=True))
+    dv = ops.subtract(dv, ops.multiply(v, norm))
+    top = ops.argmax(ops.abs(v), axis=len(shape) - 2, keepdims=True)
+    pick = ops.astype(ops.equal(ops.iota_like(a, shape=shape, axis=len(shape) - 2), top),
+                      dtype=_mask_dtype(a))
+    v_top = ops.reduce_sum(ops.multiply(v, pick), axes=(len(shape) - 2,), keepdims=True)
+    dv_top = ops.reduce_sum(ops.multiply(dv, pick), axes=(len(shape) - 2,), keepdims=True)
+    turn = ops.divide(ops.imag(dv_top), ops.real(v_top))
+    dv = ops.subtract(dv, ops.multiply(v, ops.multiply(turn, 1j)))
+    return fit(_diag(p), aval_of(w)), fit(dv, aval_of(v))
+
+
+eig = Op("eig", abstract=_eig_abstract, impl=_eig_impl, jvp=_eig_jvp, multiple_results=True)
+
+
+def _svd_abstract(x, *, full_matrices):
+    x = _matrix_aval(x, "svd", square=False)
+    *batch, m, n = x.shape
+    k = min(m, n)
+    return (x.update(shape=(*batch, m, m if full_matrices else k)),
+            x.update(shape=(*batch, k), dtype=real_dtype(x.dtype)),
+            x.update(shape=(*batch, n if full_matrices else k, n)))
+
+
+def _complete_basis(d1, q1, q2):
+    """Tangent of the extra orthonormal columns ``q2`` of a complete factor: ``-q1 d1^H q2``
+    keeps ``[q1 q2]`` unitary."""
+    return ops.negative(matmul(q1, matmul(_mH(d1), q2)))
+
+
+def _svd_jvp(primals, tangents, out, *, full_matrices):
+    (a,), (da,) = primals, tangents
+    u, s, vh = out
+    m, n = aval_of(a).shape[-2:]
+    k = min(m, n)
+    u1, v1 = _columns(u, 0, k), _mH(_columns(vh, 0, k, axis=-2))
+    dp = matmul(_mH(u1), matmul(da, v1))
+    f = _gap_inverse(ops.square(s), a)  # 1 / (s_j^2 - s_i^2)
+    s_row = ops.expand_dims(s, axes=(aval_of(s).ndim - 1,))
+    dps = ops.multiply(dp, s_row)
+    sdp = ops.multiply(ops.expand_dims(s, axes=(aval_of(s).ndim,)), dp)
+    du = matmul(u1, ops.multiply(f, ops.add(dps, _mH(dps))))
+    dv = matmul(v1, ops.multiply(f, ops.add(sdp, _mH(sdp))))
+    if aval_of(dp).dtype.kind == "c":  # the phase shared by u_i and v_i: put it all on u_i
+        phase = ops.divide(ops.multiply(ops.imag(_diag(dp)), 1j), s)
+        du = ops.add(du, ops.multiply(u1, ops.expand_dims(phase, axes=(aval_of(s).ndim - 1,))))
+    if m > k:
+        du = ops.add(du, ops.divide(ops.subtract(matmul(da, v1), matmul(u1, dp)), s_row))
+    if n > k:
+        dv = ops.add(dv, ops.divide(ops.subtract(matmul(_mH(da), u1), matmul(v1, _mH(dp))),
+                                    s_row))
+    if full_matrices and m > k:
+        du = ops.concat(du, _complete_basis(du, u1, _columns(u, k, m)), axis=aval_of(u).ndim - 1)
+    if full_matrices and n > k:
+        v2 = _mH(_columns(vh, k, n, axis=-2))
+        dv = ops.concat(dv, _complete_basis(dv, v1, v2), axis=aval_of(vh).ndim - 1)
+    return fit(du, aval_of(u)), fit(_diag(dp), aval_of(s)), fit(_mH(dv), aval_of(vh))
+
+
+svd = Op("svd", attrs=("full_matrices",), abstract=_svd_abstract, multiple_results=True,
+         impl=lambda xp, x, *, full_matrices: tuple(xp.linalg.svd(x, full_matrices=full_matrices)),
+         jvp=_svd_jvp)
+
+
+def _svdvals_impl(xp, x):
+    if hasattr(xp.linalg, "svdvals"):
+        return xp.linalg.svdvals(x)
+    return xp.linalg.svd(x, compute_uv=False)
+
+
+def _svdvals_jvp(primals, tangents, out):
+    (a,), (da,) = primals, tangents  # ds_i = Re(u_i^H dA v_i)
+    u, _, vh = svd(a, full_matrices=False)
+    return fit(einsum(conj(u), da, conj(vh), subscripts="...ai,...ab,...ib->...i"), aval_of(out))
+
+
+svdvals = Op("svdvals", abstract=lambda x: _svd_abstract(x, full_matrices=False)[1],
+             impl=_svdvals_impl, jvp=_svdvals_jvp)
+
+
+def _qr_abstract(x, *, complete):
+    x = _matrix_aval(x, "qr", square=False)
+    *batch, m, n = x.shape
+    k = m if complete else min(m, n)
+    return (x.update(shape=(*batch, m, k)), x.update(shape=(*batch, k, n)))
+
+
+def _skew_part(c, ref):
+    """Q^H dQ from C = Q^H dA R^-1: the strict lower triangle of C made skew-Hermitian, and the
+    imaginary part of its diagonal (R keeps a real diagonal)."""
+    k = aval_of(c).shape[-1]
+    low = ops.multiply(c, _pattern(ref, k, _mask_dtype(ref), lower=1.0))
+    omega = ops.subtract(low, _mH(low))
+    if aval_of(c).dtype.kind == "c":
+        d = ops.multiply(c, _pattern(ref, k, _mask_dtype(ref), diag=0.5))
+        omega = ops.add(omega, ops.subtract(d, ops.conj(d)))
+    return omega
+
+
+def _qr_jvp(primals, tangents, out, *, complete):
+    # A = QR: with X the first k columns, C = Q1^H dX R1^-1 = Omega + dR1 R1^-1
+    (a,), (da,) = primals, tangents
+    q, r = out
+    m, n = aval_of(a).shape[-2:]
+    k = min(m, n)
+    q1, r1, dx = _columns(q, 0, k), _columns(_columns(r, 0, k), 0, k, axis=-2), _columns(da, 0, k)
+    c = _right_solve_upper(matmul(_mH(q1), dx), r1)
+    omega = _skew_part(c, a)
+    dr = matmul(ops.subtract(c, omega), r1)
+    dq = matmul(q1, omega)
+    nd = aval_of(a).ndim
+    if m > k:
+        dq = ops.add(dq, ops.subtract(_right_solve_upper(dx, r1), matmul(q1, c)))
+    if n > k:  # wide: R = [R1 R2] and dR2 = Q^H dY - Omega R2
+        r2 = _columns(_columns(r, 0, k, axis=-2), k, n)
+        dr2 = ops.subtract(matmul(_mH(q1), _columns(da, k, n)), matmul(omega, r2))
+        dr = ops.concat(dr, dr2, axis=nd - 1)
+    if complete and m > k:
+        dq = ops.concat(dq, _complete_basis(dq, q1, _columns(q, k, m)), axis=nd - 1)
+        zeros = ops.zeros_like(r, shape=(*aval_of(r).shape[:-2], m - k, n))
+        dr = ops.concat(dr, zeros, axis=nd - 2)
+    return fit(dq, aval_of(q)), fit(dr, aval_of(r))
+
+
+qr = Op("qr", attrs=("complete",), abstract=_qr_abstract, multiple_results=True,
+        impl=lambda xp, x, *, complete: tuple(xp.linalg.qr(
+            x, mode="complete" if complete else "reduced")),
+        jvp=_qr_jvp)
+
+__all__ = [name for name, value in globals().items() if isinstance(value, Op)] + [
+    "matrix_transpose", "einsum_letters"]
