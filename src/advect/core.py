@@ -93,9 +93,7 @@ def bind(op: Op, *args, **attrs):
         if isinstance(a, Tracer):
             t = a._trace
             if not t.alive:
-                raise EscapedTracerError(
-                    f"{op.name}: a traced value was used after the transform that created it "
-                    "returned; return it from the function instead of storing it outside")
+                raise t.dead_error(op.name)
             if t.level > level:
                 trace, level = t, t.level
     if trace is None:
@@ -118,6 +116,12 @@ class Trace:
     def close(self) -> None:
         """Mark the trace finished: its tracers can no longer be used."""
         self.alive = False
+
+    def dead_error(self, what: str) -> Exception:
+        """The error for using a tracer of this trace after it closed (``what`` names the use)."""
+        return EscapedTracerError(
+            f"{what}: a traced value was used after the transform that created it returned; "
+            "return it from the function instead of storing it outside")
 
 
 class Tracer:

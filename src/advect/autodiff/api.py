@@ -81,7 +81,7 @@ class _Selection:
 
     def unflatten(self, flat: list) -> Any:
         """Per-input results, in the gradient structure the selection asks for."""
-        flat = [float(g) if scalar and g is not None and not isinstance(g, Tracer) else g
+        flat = [float(g) if scalar and not isinstance(g, Tracer) and np.ndim(g) == 0 else g
                 for g, scalar in zip(flat, self.python_scalar)]
         parts, start = [], 0
         for treedef in self.treedefs:
@@ -111,7 +111,7 @@ def _lift(leaf, where):
 
 def _mark_inputs(fun):
     """Wrap ``fun`` so its tracer inputs are read-only (mutating them raises MutationError)."""
-    from ..numpy._methods import INPUT
+    from ..numpy._mutation import INPUT
 
     def wrapped(*tracers):
         for t in tracers:
@@ -124,8 +124,18 @@ def _zeros(like):
     return ops.zeros_like(like)
 
 
-def _primal_out(trace, out):
-    return tree_map(lambda v: lower(trace, v)[0], out)
+def _lower_all(trace, out) -> tuple[list, list, TreeDef]:
+    """Split the function's output into primal leaves and tangent variables (None: constant);
+    a dead tracer there (escaped, or a stale view) raises instead of passing as a constant."""
+    leaves, treedef = tree_flatten(out)
+    primals, tangents = [], []
+    for leaf in leaves:
+        if isinstance(leaf, Tracer) and not leaf._trace.alive:
+            raise leaf._trace.dead_error("the transformed function's output")
+        p, t = lower(trace, leaf)
+        primals.append(p)
+        tangents.append(t)
+    return primals, tangents, treedef
 
 
 # --- reverse mode --------------------------------------------------------------------------------
@@ -164,14 +174,18 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
         sel = _Selection(args, kwargs, argnums, argnames, "value_and_grad")
         out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
         try:
+            if has_aux and not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("value_and_grad(has_aux=True) needs a function returning a "
+                                f"pair (value, aux), got {type(out).__name__}")
             value, aux = out if has_aux else (out, None)
-            primal, var = lower(trace, value)
+            (primal,), (var,), _ = _lower_all(trace, value)
             _check_scalar_output(primal, "grad")
             seed = ops.full_like(primal, fill_value=1, shape=(), dtype=None)
             cts = backward(tape.tape, [(var, seed)])
             grads = [cts.get(v.index) for v in in_vars]
             grads = [_zeros(p) if g is None else g for g, p in zip(grads, sel.primals)]
-            aux = _primal_out(trace, aux)
+            aux_leaves, _, aux_def = _lower_all(trace, aux)
+            aux = tree_unflatten(aux_def, aux_leaves)
         finally:
             trace.close()
             tape.close()
@@ -274,14 +288,12 @@ def vjp(f: Callable, argnums: int | Sequence[int] = 0):
         sel = _Selection(args, kwargs, argnums, None, "vjp")
         out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
         try:
-            leaves, treedef = tree_flatten(out)
-            lowered = [lower(trace, leaf) for leaf in leaves]
+            leaves, out_vars, treedef = _lower_all(trace, out)
         finally:
             trace.close()
             tape.close()
-        value = tree_unflatten(treedef, [p for p, _ in lowered])
-        return value, Pullback(tape.tape, in_vars, [v for _, v in lowered], treedef, sel,
-                               sel.primals)
+        return tree_unflatten(treedef, leaves), Pullback(tape.tape, in_vars, out_vars, treedef,
+                                                         sel, sel.primals)
 
     return wrapped
 
@@ -308,14 +320,11 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
         try:
             inputs = [JVPTracer(trace, p, t) for p, t in zip(sel.primals, flat_t)]
             out = _mark_inputs(sel.call(f))(*inputs)
-            leaves, treedef = tree_flatten(out)
-            pairs = [lower(trace, leaf) for leaf in leaves]
+            leaves, tangents, treedef = _lower_all(trace, out)
         finally:
             trace.close()
-        primal = tree_unflatten(treedef, [p for p, _ in pairs])
-        tangent = tree_unflatten(treedef, [_zero_tangent(p) if t is None else t
-                                           for p, t in pairs])
-        return primal, tangent
+        return tree_unflatten(treedef, leaves), tree_unflatten(
+            treedef, [_zero_tangent(p) if t is None else t for p, t in zip(leaves, tangents)])
 
     return wrapped
 
@@ -420,15 +429,13 @@ def linearize(f: Callable, *primals, argnums: int | Sequence[int] = 0, **kwargs)
     sel = _Selection(primals, kwargs, argnums, None, "linearize")
     out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
     try:
-        leaves, out_def = tree_flatten(out)
-        lowered = [lower(trace, leaf) for leaf in leaves]
+        out_primals, out_vars, out_def = _lower_all(trace, out)
     finally:
         trace.close()
         tape.close()
-    out_primals = [p for p, _ in lowered]
     value = tree_unflatten(out_def, out_primals)
-    return value, LinearMap(tape.tape, in_vars, [v for _, v in lowered], None, out_def, sel,
-                            sel.primals, out_primals)
+    return value, LinearMap(tape.tape, in_vars, out_vars, None, out_def, sel, sel.primals,
+                            out_primals)
 
 
 # --- dense derivatives ---------------------------------------------------------------------------
@@ -462,16 +469,13 @@ def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
         sel = _Selection(args, kwargs, argnums, argnames, "jacobian")
         out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
         try:
-            leaves, out_def = tree_flatten(out)
-            lowered = [lower(trace, leaf) for leaf in leaves]
+            outs, out_vars, out_def = _lower_all(trace, out)
         finally:
             trace.close()
             tape.close()
-        outs = [p for p, _ in lowered]
         for p in outs:
             if aval_of(p).dtype.kind == "c":
                 raise ValueError("jacobian needs real outputs; use jvp or vjp for complex ones")
-        out_vars = [v for _, v in lowered]
         n_in = sum(aval_of(p).size for p in sel.primals)
         n_out = sum(aval_of(p).size for p in outs)
         blocks = (_jac_forward if n_in < n_out else _jac_reverse)(
@@ -544,34 +548,43 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0):
 
 
 def hessian_diag(f: Callable, argnums: int = 0):
-    """The exact diagonal of the Hessian, one Hessian-vector product per entry.
+    """The exact diagonal of the Hessian of a real scalar ``f``, in the input's structure.
+
+    One linearization of the gradient, then one forward pass over its tape per entry; the
+    Hessian itself is never formed.
 
     Example:
         >>> import numpy as np, advect as ad
         >>> ad.hessian_diag(lambda x: np.sum(x ** 3) + x[0] * x[1])(np.array([1.0, 2.0]))
         array([ 6., 12.])
     """
+    if not isinstance(argnums, int | np.integer):
+        raise TypeError(f"hessian_diag takes a single int argnums, got {argnums!r}; use "
+                        "hessian for tuples of inputs")
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        if not isinstance(argnums, int):
-            raise TypeError("hessian_diag takes a single int argnums")
-        value, lm = linearize(grad(f, argnums), *args, argnums=argnums, **kwargs)
-        with lm:
-            leaves, treedef = tree_flatten(args[argnums])
-            diag = []
-            for k, leaf in enumerate(leaves):
-                primal = _lift(leaf, "hessian_diag")
-                entries = []
-                for e in _basis(primal):
-                    t = [np.zeros_like(np.asarray(_lift(x, "hessian_diag"))) if i != k else e
-                         for i, x in enumerate(leaves)]
-                    hv = tree_flatten(lm(tree_unflatten(treedef, t)))[0][k]
-                    entries.append(ops.reduce_sum(ops.multiply(hv, e), axes=tuple(
-                        range(e.ndim)), keepdims=False))
-                d = _stack_rows(entries, aval_of(primal).shape) if entries else np.zeros(0)
-                diag.append(float(d) if type(leaf) in (int, float) else d)
-            return tree_unflatten(treedef, diag)
+        sel = _Selection(args, kwargs, argnums, None, "hessian_diag")
+        n = len(sel.primals)
+        gradient = grad(sel.call(f), tuple(range(n)))
+        out, in_vars, trace, tape = linearize_flat(_mark_inputs(gradient), sel.primals)
+        try:
+            _, out_vars, _ = _lower_all(trace, out)
+        finally:
+            trace.close()
+            tape.close()
+        diag = []
+        for k, (p, var) in enumerate(zip(sel.primals, out_vars)):
+            aval = aval_of(p)
+            entries = []
+            for e in _basis(p) if var is not None else ():
+                hv = forward(tape.tape, in_vars, [e if i == k else None for i in range(n)])
+                hv = hv.get(var.index)
+                entries.append(np.zeros((), aval.dtype) if hv is None else ops.reduce_sum(
+                    ops.multiply(hv, e), axes=tuple(range(aval.ndim)), keepdims=False))
+            diag.append(_stack_rows(entries, aval.shape) if entries else
+                        np.zeros(aval.shape, aval.dtype))
+        return sel.unflatten(diag)
 
     return wrapped
 
@@ -607,11 +620,10 @@ def stop_gradient(value):
         array([3.])
     """
     def detach(leaf):
-        if isinstance(leaf, Tracer):
-            return np.array(leaf._concrete_for("stop_gradient"), copy=True) if isinstance(
-                leaf._concrete_for("stop_gradient"), np.ndarray | np.generic) else \
-                leaf._concrete_for("stop_gradient")
-        return leaf
+        if not isinstance(leaf, Tracer):
+            return leaf
+        value = leaf._concrete_for("stop_gradient")
+        return value.copy() if isinstance(value, np.ndarray) else value  # the tape keeps its own
     return tree_map(detach, value)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as _np
 
+from . import _ufuncs  # noqa: F401  (before _methods, which imports it: see _ufuncs' imports)
 from ._construct import array, asanyarray, asarray
 
 __all__ = ["array", "asarray", "asanyarray"]

@@ -12,6 +12,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
+from ._mutation import mark_view
 
 __all__ = ["normalize_index", "getitem"]
 
@@ -45,7 +46,7 @@ def normalize_index(shape: tuple[int, ...], key) -> tuple[tuple, list]:
         if hasattr(k, "dtype") and not isinstance(k, np.generic | int):
             kind = aval_of(k).dtype.kind
             if kind == "b":
-                entries.extend(("array", a) for a in _mask_to_arrays(k))
+                entries.append(("mask", k))
                 continue
             if kind not in "iu":
                 raise IndexError("arrays used as indices must be of integer (or boolean) type")
@@ -61,7 +62,8 @@ def normalize_index(shape: tuple[int, ...], key) -> tuple[tuple, list]:
         else:
             raise IndexError(f"only integers, slices, ellipsis, None and integer or boolean "
                              f"arrays are valid indices, got {type(k).__name__}")
-    consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    consumed = sum(len(aval_of(e[1]).shape) if isinstance(e, tuple) and e[0] == "mask" else 1
+                   for e in entries if e is not None and e is not Ellipsis)
     if consumed > len(shape):
         raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but "
                          f"{consumed} were indexed")
@@ -76,6 +78,17 @@ def normalize_index(shape: tuple[int, ...], key) -> tuple[tuple, list]:
             dim += fill
         elif e is None:
             index.append(None)
+        elif isinstance(e, tuple) and e[0] == "mask":
+            mask_shape = tuple(aval_of(e[1]).shape)
+            for axis, (n, m) in enumerate(zip(shape[dim:], mask_shape)):
+                if n != m:
+                    raise IndexError(f"boolean index did not match indexed array along axis "
+                                     f"{dim + axis}; size of axis is {n} but size of "
+                                     f"corresponding boolean axis is {m}")
+            for a in _mask_to_arrays(e[1]):
+                index.append("array")
+                arrays.append(a)
+            dim += len(mask_shape)
         elif isinstance(e, tuple):
             index.append("array")
             arrays.append(e[1])
@@ -113,8 +126,13 @@ def _dims(index):
 
 
 def getitem(x, key):
+    """``x[key]``: a gather; a basic index with a non-scalar result is a view of ``x``
+    (writes through it reach ``x``; writes to ``x`` make it stale)."""
     index, arrays = normalize_index(x.shape, key)
     if not index:
         return x
-    return ops.gather(x, *arrays, index=index)
+    out = ops.gather(x, *arrays, index=index)
+    if not arrays and out.shape:
+        mark_view(x, out, index)
+    return out
 

@@ -6,15 +6,21 @@ detach: ``__array__``, ``float()`` while staging and friends raise ``TracingErro
 
 from __future__ import annotations
 
+import dis
+import sys
+
 import numpy as np
 
 from .. import ops
 from ..core import Tracer
 from ..errors import TracingError
+from . import _functions, _ufuncs
+from ._indexing import getitem
+from ._mutation import INPUT, assign_inplace, mark_view, owned_copy, setitem, write_plain
 
 __all__ = ["ArrayTracer", "INPUT"]
 
-INPUT = "input"  # the _mut marker of a transform's input: never writable
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
 
 def _operand(x):
@@ -36,24 +42,37 @@ def _binary(op, reflected=False):
 
 def _inplace(name):
     def method(self, other):
-        from ._mutation import assign_inplace
         return assign_inplace(self, getattr(self, name)(other), f"{name[:2]}i{name[2:]}")
     return method
+
+
+def _view(x, out):
+    """``out``, marked as a transformed view of ``x`` (``.T``, ``.reshape()``, ...)."""
+    if out is not x:
+        mark_view(x, out, None)
+    return out
+
+
+def _scalar_conversion(x, what):
+    """The current value for ``float(x)`` and friends; refuse ``plain[i] = x``, which NumPy
+    performs through the same conversion and which would detach ``x``."""
+    frame = sys._getframe(2)
+    if frame.f_lasti >= 0 and frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
+        write_plain(np.empty(0), "item assignment")
+    return x._concrete_for(what)
 
 
 class ArrayTracer(Tracer):
     """Methods shared by every user-visible tracer. Subclasses provide ``aval`` and payload."""
 
-    __slots__ = ("_mut",)
+    __slots__ = ("_mut", "_views", "__weakref__")  # _views: weak refs to views (_mutation)
 
     # --- NumPy protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from ._ufuncs import array_ufunc
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from ._functions import array_function
-        return array_function(func, types, args, kwargs, self)
+        return _functions.array_function(func, types, args, kwargs, self)
 
     def __array_namespace__(self, api_version=None):
         from ..array_api import namespace_for
@@ -61,9 +80,11 @@ class ArrayTracer(Tracer):
 
     def __array__(self, dtype=None, copy=None):
         raise TracingError(
-            "np.asarray()/np.array() was called on a traced value, which would detach it from "
-            "differentiation; keep it traced with np.array(..., like=x) or advect.asarray(...), "
-            "or use advect.stop_gradient(x) if you really want a constant")
+            "a traced value was converted to a plain NumPy array (np.asarray, np.array, or "
+            "writing it into a plain array), which would detach it from differentiation; keep it "
+            "traced with np.array(..., like=x) or advect.asarray(...), build arrays to write into "
+            "with np.zeros_like(x) or np.zeros(shape, like=x), or use advect.stop_gradient(x) "
+            "if you really want a constant")
 
     def __dlpack__(self, *args, **kwargs):
         raise TracingError("a traced value cannot be exported through DLPack")
@@ -90,21 +111,23 @@ class ArrayTracer(Tracer):
 
     @property
     def T(self):
-        return ops.permute_dims(self, axes=tuple(reversed(range(self.ndim))))
+        if self.ndim < 2:
+            return self
+        return _view(self, ops.permute_dims(self, axes=tuple(reversed(range(self.ndim)))))
 
     @property
     def mT(self):
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return ops.matrix_transpose(self)
+        return _view(self, ops.matrix_transpose(self))
 
     @property
     def real(self):
-        return ops.real(self) if self.dtype.kind == "c" else self
+        return _view(self, ops.real(self)) if self.dtype.kind == "c" else self
 
     @property
     def imag(self):
-        return ops.imag(self) if self.dtype.kind == "c" else ops.zeros_like(self)
+        return _view(self, ops.imag(self)) if self.dtype.kind == "c" else ops.zeros_like(self)
 
     @property
     def device(self):
@@ -126,13 +149,13 @@ class ArrayTracer(Tracer):
         return bool(self._concrete_for("bool()"))
 
     def __float__(self):
-        return float(self._concrete_for("float()"))
+        return float(_scalar_conversion(self, "float()"))
 
     def __int__(self):
-        return int(self._concrete_for("int()"))
+        return int(_scalar_conversion(self, "int()"))
 
     def __complex__(self):
-        return complex(self._concrete_for("complex()"))
+        return complex(_scalar_conversion(self, "complex()"))
 
     def __index__(self):
         value = self._concrete_for("use as an index")
@@ -141,6 +164,9 @@ class ArrayTracer(Tracer):
         return int(value)
 
     def _concrete_for(self, what):
+        """The current value (``what`` names the use, for the error while staging)."""
+        if not self._trace.alive:
+            raise self._trace.dead_error(what)
         return self._concrete()
 
     def item(self, *args):
@@ -200,6 +226,9 @@ class ArrayTracer(Tracer):
     def __divmod__(self, other):
         return self // other, self % other
 
+    def __rdivmod__(self, other):
+        return other // self, other % self
+
     def __neg__(self):
         return ops.negative(self)
 
@@ -244,11 +273,9 @@ class ArrayTracer(Tracer):
 
     # --- indexing ------------------------------------------------------------------------
     def __getitem__(self, key):
-        from ._indexing import getitem
         return getitem(self, key)
 
     def __setitem__(self, key, value):
-        from ._mutation import setitem
         setitem(self, key, value)
 
     # --- methods -------------------------------------------------------------------------
@@ -297,31 +324,31 @@ class ArrayTracer(Tracer):
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and isinstance(shape[0], tuple | list):
             shape = shape[0]
-        return np.reshape(self, tuple(shape), order=order)
+        return _view(self, np.reshape(self, tuple(shape), order=order))
 
     def ravel(self, order="C"):
-        return np.ravel(self, order=order)
+        return _view(self, np.ravel(self, order=order))
 
     def flatten(self, order="C"):
-        return np.ravel(self, order=order)
+        out = np.ravel(self, order=order)
+        return owned_copy(out) if out is self else out
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):
             axes = axes[0]
-        return np.transpose(self, axes or None)
+        return _view(self, np.transpose(self, axes or None))
 
     def swapaxes(self, axis1, axis2):
-        return np.swapaxes(self, axis1, axis2)
+        return _view(self, np.swapaxes(self, axis1, axis2))
 
     def squeeze(self, axis=None):
-        return np.squeeze(self, axis=axis)
+        return _view(self, np.squeeze(self, axis=axis))
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        from ._functions import astype
-        return astype(self, dtype)
+        out = _functions.astype(self, dtype)
+        return owned_copy(out) if copy and out is self else out
 
     def copy(self, order="C"):
-        from ._mutation import owned_copy
         return owned_copy(self)
 
     def clip(self, min=None, max=None, out=None, **kw):
@@ -361,7 +388,6 @@ class ArrayTracer(Tracer):
         return np.nonzero(self)
 
     def fill(self, value):
-        from ._mutation import setitem
         setitem(self, Ellipsis, value)
 
     def view(self, *args, **kwargs):

@@ -1,35 +1,155 @@
 """Functionalized mutation: ``y[i] = v``, ``y += v`` and ``out=y`` on owned local arrays.
 
-A tracer is a mutable wrapper around an immutable value: each write emits a pure op (scatter,
-add, ...) and repoints the tracer to its result. A transform's inputs are never writable.
+A tracer is a mutable wrapper around an immutable value: each write emits a pure op (``scatter``,
+``add``, ...) and repoints the tracer to its result (``_assign``), so the tape and the staged graph
+stay pure dataflow. The ``_mut`` slot of a tracer says what it may do:
+
+* ``None``: an owned local array, freely writable;
+* ``INPUT``: an input of a transform, or a view of one: never writable;
+* a :class:`View`: taken from ``parent`` by a basic index (writes pass through to the parent) or
+  by a transformation such as ``.T`` or ``.reshape()`` (``index`` is None: not writable).
+
+A parent remembers its views (weakly). Writing the parent marks them stale: their trace is
+swapped for a dead one, so any later use raises :class:`StaleViewError` at ``bind``, at no cost to
+the reads that never meet a write. Writing through a view keeps that view current.
 """
 
 from __future__ import annotations
 
+import sys
+import weakref
+
 import numpy as np
 
 from .. import ops
-from ..core import Tracer
+from ..core import Trace, Tracer
 from ..dtypes import aval_of
-from ..errors import MutationError, TracingError
-from ._indexing import normalize_index
-from ._methods import INPUT
+from ..errors import MutationError, StaleViewError, TracingError
 
-__all__ = ["setitem", "assign_inplace", "owned_copy", "check_writable", "write_plain"]
+__all__ = ["INPUT", "View", "mark_view", "setitem", "assign_inplace", "owned_copy",
+           "check_writable", "write_plain"]
+
+INPUT = "input"  # the _mut marker of a transform's inputs and their views: never writable
+
+
+class View:
+    """How a view was taken: from ``parent`` with the gather ``index`` (None: a transformed
+    view such as ``.T``, which cannot be written through)."""
+
+    __slots__ = ("parent", "index")
+
+    def __init__(self, parent, index):
+        self.parent = parent
+        self.index = index
+
+
+def mark_view(parent, out, index) -> None:
+    """Record that ``out`` is a view of ``parent`` (``index`` None for a transformed view)."""
+    if parent._mut is INPUT:
+        out._mut = INPUT
+        return
+    out._mut = View(parent, index)
+    try:
+        parent._views.append(weakref.ref(out))
+    except AttributeError:  # the first view of this parent
+        parent._views = [weakref.ref(out)]
+
+
+class _StaleTrace(Trace):
+    """The dead trace a stale view is moved to: every use of the view raises."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):  # no level: it never interprets anything
+        self.level = 0
+        self.alive = False
+        self.message = message
+
+    def dead_error(self, what: str) -> Exception:
+        return StaleViewError(f"{what}: {self.message}")
+
+
+def _user_location() -> str:
+    """``file:line`` of the innermost caller outside Advect and NumPy."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
+            "advect", "numpy"):
+        frame = frame.f_back
+    return "an unknown location" if frame is None else \
+        f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def _index_text(index) -> str:
+    if index is None:
+        return "a transformed view (.T, .reshape(), ...)"
+    parts = []
+    for e in index:
+        if e is None:
+            parts.append("None")
+        elif isinstance(e, tuple):
+            start, stop, step = e
+            parts.append(f"{start}:{'' if stop is None else stop}"
+                         + ("" if step == 1 else f":{step}"))
+        else:
+            parts.append(str(e))
+    return f"the view [{', '.join(parts)}]"
+
+
+def _invalidate(x, keep=None, where: str | None = None) -> None:
+    """Mark every view of ``x`` except ``keep`` (and their views) stale."""
+    views = getattr(x, "_views", None)
+    if not views:
+        return
+    x._views = [] if keep is None else [weakref.ref(keep)]
+    for ref in views:
+        v = ref()
+        if v is None or v is keep or not v._trace.alive:
+            continue
+        if where is None:
+            where = _user_location()
+        _invalidate(v, None, where)
+        v._trace = _StaleTrace(
+            f"{_index_text(v._mut.index)} was used after the array it was taken from was "
+            f"modified at {where}; take the view again after the write, or take a copy "
+            "(v = y[...].copy()) before it")
+        v._mut = None
 
 
 def check_writable(x, what: str) -> None:
-    if x._mut is INPUT:
+    """Raise unless ``x`` is a live owned array, or a live basic view of one."""
+    if not x._trace.alive:
+        raise x._trace.dead_error(what)
+    mut = x._mut
+    while type(mut) is View:
+        if mut.index is None:
+            raise MutationError(
+                f"{what} would write through a transformed view (.T, .reshape(), .ravel(), "
+                "...), which Advect does not do; write to the original array, or copy the "
+                "view first (v = y.T.copy())")
+        mut = mut.parent._mut
+    if mut is INPUT:
         raise MutationError(
-            f"{what} would modify an input of the transformed function, which Advect never "
-            "does; copy it first (y = x.copy()) and update the copy")
+            f"{what} would modify an input of the transformed function (or a view of one), "
+            "which Advect never does; copy it first (y = x.copy()) and update the copy")
 
 
 def _repoint(x, new) -> None:
     if type(new) is not type(x) or new._trace is not x._trace:
         raise MutationError("cannot write a value of an inner transform into an array owned by "
-                            "an outer one; build a new array instead")
+                            "an outer one; build a new array inside the inner function instead")
     x._assign(new)
+
+
+def _commit(x, new) -> None:
+    """Repoint ``x`` to ``new``, invalidate its views and write through to its parents."""
+    _repoint(x, new)
+    _invalidate(x)
+    child, mut = x, x._mut
+    while type(mut) is View:
+        parent = mut.parent
+        _repoint(parent, ops.scatter(parent, child, index=mut.index))
+        _invalidate(parent, keep=child)
+        child, mut = parent, parent._mut
 
 
 def _cast_for_write(x, new, what):
@@ -37,35 +157,50 @@ def _cast_for_write(x, new, what):
     if new_dtype != x_dtype:
         if not np.can_cast(new_dtype, x_dtype, "same_kind"):
             raise TypeError(f"{what}: cannot cast {new_dtype} to {x_dtype} with casting rule "
-                            "'same_kind'")
+                            f"'same_kind'; convert explicitly with .astype(np.{x_dtype.name})")
         new = ops.astype(new, dtype=x_dtype.name)
     return new
 
 
 def setitem(x, key, value) -> None:
+    """``x[key] = value`` as ``x = scatter(x, value, key)``; repeated indices: last write wins."""
+    from ._indexing import normalize_index  # _indexing imports this module
+
     check_writable(x, "item assignment")
     index, arrays = normalize_index(x.shape, key)
+    mut = getattr(value, "_mut", None)
+    if (type(mut) is View and mut.parent is x and mut.index == index and not arrays
+            and value._trace.alive):
+        return  # `y[i] += v` already wrote through the view y[i]; this write changes nothing
     if isinstance(value, list | tuple):
         value = np.asarray(value)
-    value = _cast_for_write(x, value, "item assignment") if isinstance(value, Tracer) else value
-    _repoint(x, ops.scatter(x, value, *arrays, index=index))
+    if isinstance(value, Tracer):
+        value = _cast_for_write(x, value, "item assignment")
+    _commit(x, ops.scatter(x, value, *arrays, index=index))
 
 
 def assign_inplace(x, new, name: str):
-    check_writable(x, f"in-place operator {name}")
+    """``x <- new`` for an in-place operator or ``out=x``; returns ``x``."""
+    if not isinstance(x, Tracer):
+        write_plain(x, name)
+    check_writable(x, name)
     if tuple(aval_of(new).shape) != tuple(x.shape):
         raise ValueError(f"{name}: non-broadcastable output operand with shape {x.shape} "
                          f"doesn't match the broadcast shape {aval_of(new).shape}")
-    _repoint(x, _cast_for_write(x, new, name))
+    _commit(x, _cast_for_write(x, new, name))
     return x
 
 
 def owned_copy(x):
     """A writable copy: the same immutable value behind a new wrapper."""
+    if not x._trace.alive:
+        raise x._trace.dead_error("copy")
     return x._clone()
 
 
 def write_plain(target, what: str):
+    """Raise: a traced value cannot be written into a plain array."""
     raise TracingError(
-        f"{what} writes a traced value into a plain NumPy array, which would detach it; create "
-        "the array from the traced value instead: np.zeros_like(x), or np.zeros(shape, like=x)")
+        f"{what} writes a traced value into a plain {type(target).__name__}, which would "
+        "detach it from differentiation; create the array from the traced value instead: "
+        "y = np.zeros_like(x), or np.zeros(shape, like=x)")

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import Op
 from ..dtypes import Aval
-from ._rules import broadcast_shapes, is_linear, unbroadcast
+from ._rules import aval_of, broadcast_shapes, is_linear, unbroadcast
 from .creation import zeros_like
 
 
@@ -130,9 +130,27 @@ def _scatter_jvp(primals, tangents, out, *, index):
     return scatter(base, 0.0 if dv is None else dv, *arrays, index=index)
 
 
+def _last_writes(ct, x_shape, arrays, index):
+    """Where each entry of ``x[index]`` is the write that lands (repeated indices: the last)."""
+    from .. import ops  # the elementwise and shape tables are loaded after this one
+
+    target = index_shape(x_shape, index, [aval_of(a).shape for a in arrays])
+    size = int(np.prod(target))
+    ids = ops.reshape(ops.iota_like(ct, shape=(size,), axis=0), shape=target)
+    written = scatter(ops.full_like(ct, fill_value=-1, shape=x_shape, dtype="int64"), ids,
+                      *arrays, index=index)
+    return ops.equal(gather(written, *arrays, index=index), ids)
+
+
 def _scatter_transpose(ct, x, v, *arrays, index):
-    return (scatter(ct, 0.0, *arrays, index=index) if is_linear(x) else None,
-            unbroadcast(gather(ct, *arrays, index=index), v.shape) if is_linear(v) else None,
+    ct_v = None
+    if is_linear(v):
+        ct_v = gather(ct, *arrays, index=index)
+        if arrays:  # an overwritten duplicate write does not reach the output
+            from .. import ops
+            ct_v = ops.where(_last_writes(ct, x.shape, arrays, index), ct_v, 0.0)
+        ct_v = unbroadcast(ct_v, v.shape)
+    return (scatter(ct, 0.0, *arrays, index=index) if is_linear(x) else None, ct_v,
             *(None for _ in arrays))
 
 
