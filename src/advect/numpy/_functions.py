@@ -493,4 +493,10 @@ def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
 
 
 # the sibling modules register the rest of the table; imported last, as they import from here
-from . import _creation, _indexing_funcs, _shaping  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    _creation,
+    _indexing_funcs,
+    _shaping,
+    _sorting,
+    _statistics,
+)

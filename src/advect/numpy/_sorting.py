@@ -1,0 +1,218 @@
+"""Sorting, searching and set functions on traced arrays.
+
+Indices (argsort, searchsorted, digitize, ...) are nondifferentiable ops; sorted values are a
+gather with the argsort of the data, so their derivative follows the permutation. Functions whose
+output shape depends on data (unique, the set operations) read concrete values and are
+dynamic-only; their values are still gathered from the inputs, so they stay differentiable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..dtypes import aval_of
+from ..ops._rules import normalize_axes
+from ._functions import (
+    _concatenate,
+    _ravel,
+    _shape,
+    concrete,
+    implements,
+    operand,
+    reduction,
+    take_axis,
+)
+from ._indexing_funcs import along_axis
+
+_STABLE = ("stable", "mergesort")
+
+
+def _sort_axis(a, axis):
+    a = operand(a)
+    if axis is None:
+        return _ravel(a), 0
+    return a, normalize_axes(axis, len(_shape(a)))[0]
+
+
+def _no_order(order, name):
+    if order is not None:
+        raise ValueError(f"numpy.{name}: order= (structured arrays) is not supported on traced "
+                         "arrays")
+
+
+@implements(np.argsort)
+def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    _no_order(order, "argsort")
+    a, axis = _sort_axis(a, axis)
+    return ops.argsort(a, axis=axis, stable=bool(stable) or kind in _STABLE)
+
+
+@implements(np.sort)
+def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    a, axis = _sort_axis(a, axis)
+    return along_axis(a, _argsort(a, axis, kind, order, stable=stable), axis)
+
+
+@implements(np.sort_complex)
+def _sort_complex(a):
+    a = operand(a)
+    out = _sort(a)  # NumPy orders complex numbers lexicographically, as argsort does
+    dtype = np.sort_complex(np.zeros(1, aval_of(a).dtype)).dtype
+    return out if aval_of(out).dtype == dtype else ops.astype(out, dtype=dtype.name)
+
+
+def _kth(kth):
+    return (int(kth),) if isinstance(kth, int | np.integer) else tuple(int(k) for k in kth)
+
+
+@implements(np.argpartition)
+def _argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    _no_order(order, "argpartition")
+    a, axis = _sort_axis(a, axis)
+    return ops.argpartition(a, kth=_kth(kth), axis=axis)
+
+
+@implements(np.partition)
+def _partition(a, kth, axis=-1, kind="introselect", order=None):
+    a, axis = _sort_axis(a, axis)
+    return along_axis(a, _argpartition(a, kth, axis, kind, order), axis)
+
+
+@implements(np.lexsort)
+def _lexsort(keys, axis=-1):
+    keys = [operand(k) for k in keys] if isinstance(keys, list | tuple) else [
+        operand(keys)[i] for i in range(_shape(keys)[0])]
+    order = None
+    for key in keys:  # the last key is the primary one: sort by it last, stably
+        key, ax = _sort_axis(key, axis)
+        if order is None:
+            order = ops.argsort(key, axis=ax, stable=True)
+        else:
+            order = along_axis(order, ops.argsort(along_axis(key, order, ax), axis=ax,
+                                                  stable=True), ax)
+    return order
+
+
+@implements(np.searchsorted)
+def _searchsorted(a, v, side="left", sorter=None):
+    a = operand(a)
+    if sorter is not None:
+        a = take_axis(a, operand(sorter), 0)
+    return ops.searchsorted(a, operand(v), side=side)
+
+
+@implements(np.digitize)
+def _digitize(x, bins, right=False):
+    bins = operand(bins)
+    value = concrete(bins, "np.digitize with traced bins (their direction is read from data)")
+    if value.ndim != 1:
+        raise ValueError("bins must be one-dimensional")
+    increasing = value.size < 2 or value[-1] >= value[0]
+    side = "left" if right else "right"
+    if increasing:
+        return ops.searchsorted(bins, operand(x), side=side)
+    flipped = ops.flip(bins, axes=(0,))
+    return ops.subtract(value.size, ops.searchsorted(flipped, operand(x),
+                                                     side="right" if right else "left"))
+
+
+@implements(np.isin)
+def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    element, test = operand(element), _ravel(operand(test_elements))
+    hits = ops.equal(ops.expand_dims(element, axes=(len(_shape(element)),)), test)
+    found = reduction(ops.reduce_max, hits, -1, False) if _shape(test)[0] else ops.zeros_like(
+        element, dtype="bool")
+    return ops.logical_not(found) if invert else found
+
+
+# --- unique and set operations (dynamic only: their sizes depend on data) --------------------
+
+def _unique_parts(ar, what, axis=None):
+    value = concrete(ar, f"{what} (its output shape depends on data)")
+    if axis is None:
+        value = value.ravel()
+    return np.unique(value, return_index=True, return_inverse=True, return_counts=True,
+                     axis=axis, equal_nan=True)
+
+
+@implements(np.unique, dynamic_only=True)
+def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+            equal_nan=True, sorted=True):
+    ar = operand(ar)
+    _, index, inverse, counts = _unique_parts(ar, "np.unique", axis)
+    if axis is None:
+        values = take_axis(_ravel(ar), index, 0)
+        inverse = inverse.reshape(_shape(ar)) if len(_shape(ar)) else inverse
+    else:
+        axis = normalize_axes(axis, len(_shape(ar)))[0]
+        values = take_axis(ar, index, axis)
+    extra = [x for x, want in ((index, return_index), (inverse, return_inverse),
+                               (counts, return_counts)) if want]
+    return (values, *extra) if extra else values
+
+
+@implements(np.unique_values, dynamic_only=True)
+def _unique_values(x):
+    return _unique(x)
+
+
+@implements(np.unique_counts, dynamic_only=True)
+def _unique_counts(x):
+    values, counts = _unique(x, return_counts=True)
+    return np.lib._arraysetops_impl.UniqueCountsResult(values, counts)
+
+
+@implements(np.unique_inverse, dynamic_only=True)
+def _unique_inverse(x):
+    values, inverse = _unique(x, return_inverse=True)
+    return np.lib._arraysetops_impl.UniqueInverseResult(values, inverse)
+
+
+@implements(np.unique_all, dynamic_only=True)
+def _unique_all(x):
+    values, index, inverse, counts = _unique(x, True, True, True)
+    return np.lib._arraysetops_impl.UniqueAllResult(values, index, inverse, counts)
+
+
+def _pick(a, positions):
+    return take_axis(_ravel(operand(a)), np.asarray(positions, dtype=np.int64), 0)
+
+
+@implements(np.union1d, dynamic_only=True)
+def _union1d(ar1, ar2):
+    return _unique(_concatenate([_ravel(operand(ar1)), _ravel(operand(ar2))], 0))
+
+
+@implements(np.intersect1d, dynamic_only=True)
+def _intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    v1 = concrete(ar1, "np.intersect1d (its output shape depends on data)").ravel()
+    v2 = concrete(ar2, "np.intersect1d (its output shape depends on data)").ravel()
+    _, i1, i2 = np.intersect1d(v1, v2, assume_unique=assume_unique, return_indices=True)
+    values = _pick(ar1, i1)
+    return (values, i1, i2) if return_indices else values
+
+
+@implements(np.setdiff1d, dynamic_only=True)
+def _setdiff1d(ar1, ar2, assume_unique=False):
+    v1 = concrete(ar1, "np.setdiff1d (its output shape depends on data)").ravel()
+    v2 = concrete(ar2, "np.setdiff1d (its output shape depends on data)").ravel()
+    if assume_unique:
+        return _pick(ar1, np.flatnonzero(~np.isin(v1, v2)))
+    _, first = np.unique(v1, return_index=True)
+    return _pick(ar1, first[~np.isin(v1[first], v2)])
+
+
+@implements(np.setxor1d, dynamic_only=True)
+def _setxor1d(ar1, ar2, assume_unique=False):
+    v1 = concrete(ar1, "np.setxor1d (its output shape depends on data)").ravel()
+    v2 = concrete(ar2, "np.setxor1d (its output shape depends on data)").ravel()
+    both = np.concatenate([v1, v2])
+    _, first, counts = np.unique(both, return_index=True, return_counts=True)
+    joined = _concatenate([_ravel(operand(ar1)), _ravel(operand(ar2))], 0)
+    if not assume_unique:  # a value present in both arrays (once per array) drops out
+        keep = np.isin(both[first], v1) ^ np.isin(both[first], v2)
+    else:
+        keep = counts == 1
+    return take_axis(joined, first[keep], 0)
+
