@@ -45,8 +45,8 @@ def namespace_of(args) -> object:
 def provider_of(x) -> object:
     """The provider namespace of an array or a tracer (NumPy for Python scalars).
 
-    A tracer's provider is its trace's ``provider`` attribute when the trace records one (a
-    staging trace does), else the provider of the value it wraps.
+    A tracer's provider is its trace's ``xp`` attribute when the trace records one (a staging
+    trace does), else the provider of the value it wraps.
 
     Example:
         >>> import numpy as np
@@ -54,7 +54,7 @@ def provider_of(x) -> object:
         True
     """
     while hasattr(x, "_trace"):
-        provider = getattr(x._trace, "provider", None)
+        provider = getattr(x._trace, "xp", None)
         if provider is not None:
             return provider
         inner = getattr(x, "primal", None)

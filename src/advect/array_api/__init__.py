@@ -88,6 +88,9 @@ def check_revision(revision: str, xps=()) -> str:
 def namespace_for(tracer, api_version=None) -> ArrayNamespace:
     """The Array API namespace of ``tracer``: its provider's, at ``api_version``.
 
+    Without ``api_version`` this is the revision the enclosing staging trace compiles against,
+    or else the newest revision Advect and the provider share.
+
     Raises:
         ValueError: if Advect or the provider does not serve ``api_version``.
 
@@ -98,8 +101,9 @@ def namespace_for(tracer, api_version=None) -> ArrayNamespace:
         1.0
     """
     xp = provider_of(tracer)
-    if api_version is None:
-        api_version = newest_revision((xp,))
+    if api_version is None:  # a staging trace fixes the revision it compiles against
+        api_version = (getattr(tracer._trace, "array_api_version", None)
+                       or newest_revision((xp,)))
     else:
         check_revision(api_version, (xp,))
     return namespace(xp, api_version)
