@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+import numpy as np
+
 from .errors import EscapedTracerError, NoJVPError
 from .providers import namespace_of
 
@@ -60,9 +62,6 @@ class Op:
         self.jvp = jvp
         REGISTRY[name] = self
 
-    def __call__(self, *args, **attrs):
-        return bind(self, *args, **attrs)
-
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
 
@@ -75,10 +74,10 @@ def _linear_jvp(op: Op) -> Callable:
     """A linear op's JVP is the op applied to the tangents (zeros filled in where needed)."""
 
     def jvp(primals, tangents, out, **attrs):
-        from .ops._rules import zeros_like_aval  # the rules module imports core
-
         if len(tangents) == 1:
             return bind(op, tangents[0], **attrs)
+        from .ops._rules import zeros_like_aval  # the rules module imports core
+
         filled = [zeros_like_aval(p) if t is None else t for p, t in zip(primals, tangents)]
         return bind(op, *filled, **attrs)
 
@@ -97,8 +96,12 @@ def bind(op: Op, *args, **attrs):
             if t.level > level:
                 trace, level = t, t.level
     if trace is None:
-        return op.impl(namespace_of(args), *args, **attrs)
+        return op.impl(np if args and type(args[0]) is np.ndarray else namespace_of(args),
+                       *args, **attrs)
     return trace.process(op, args, attrs)
+
+
+Op.__call__ = bind  # ops.sin(x) is bind(ops.sin, x), without an extra call frame
 
 
 class Trace:

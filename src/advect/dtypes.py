@@ -78,12 +78,14 @@ _SCALAR_AVALS = {
 
 def aval_of(x) -> Aval:
     """The aval of a concrete value or tracer (Python scalars are weak)."""
+    if type(x) is np.ndarray:  # the hot case first
+        return Aval(x.shape, x.dtype)
+    aval = _SCALAR_AVALS.get(type(x))
+    if aval is not None:
+        return aval
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
-    scalar = _SCALAR_AVALS.get(type(x))
-    if scalar is not None:
-        return scalar
     if isinstance(x, np.ndarray | np.generic):
         return Aval(x.shape, x.dtype)
     return _foreign_aval(x)

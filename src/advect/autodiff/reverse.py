@@ -9,6 +9,10 @@ the first and releases every equation (and so its residuals) as soon as it is us
 
 from __future__ import annotations
 
+import sys
+
+import numpy as np
+
 from .. import ops
 from ..core import Trace, Tracer, bind
 from ..dtypes import Aval, aval_of
@@ -99,38 +103,80 @@ def lower(trace, value):
     return value, None
 
 
-def _accumulate(cts, var, ct):
+def _broadcastable(shape, target) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (right-aligned, each axis 1 or equal)."""
+    if len(shape) > len(target):
+        return False
+    return all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
+
+
+def _accumulate(cts, lazy, var, ct):
+    """Add ``ct`` into the cotangent of ``var``. A cotangent that merely broadcasts to the
+    variable's shape is kept small (``lazy``) until a non-elementwise transpose needs it."""
     aval = var.aval
-    ct_aval = aval_of(ct)
-    if ct_aval.dtype != aval.dtype or ct_aval.shape != aval.shape:
+    try:
+        shape, dtype = ct.shape, ct.dtype
+    except AttributeError:
         ct = _rules.fit(ct, aval)
+        shape, dtype = aval.shape, aval.dtype
+    if dtype != aval.dtype:
+        ct = _rules.fit(ct, aval.update(shape=tuple(shape)))
+    if shape != aval.shape:
+        if _broadcastable(shape, aval.shape):
+            lazy[var.index] = aval
+        else:
+            ct = _rules.fit(ct, aval)
     old = cts.get(var.index)
-    cts[var.index] = ct if old is None else ops.add(old, ct)
+    if old is None:
+        cts[var.index] = ct
+    elif (type(old) is np.ndarray and type(ct) is np.ndarray and old.base is None
+          and sys.getrefcount(old) == 3 and old.flags.writeable and old.dtype == ct.dtype
+          and old.shape == ct.shape):
+        # only the table holds ``old`` (a temporary of this backward pass): add in place
+        np.add(old, ct, out=old)
+    else:
+        cts[var.index] = ops.add(old, ct)
+
+
+def _pop(cts, lazy, var, elementwise):
+    ct = cts.pop(var.index, None)
+    if ct is not None and var.index in lazy:
+        aval = lazy.pop(var.index)
+        if not elementwise:
+            ct = ops.broadcast_to(ct, shape=aval.shape)
+        elif not _broadcastable(aval_of(ct).shape, aval.shape):  # cannot happen, but be exact
+            ct = _rules.fit(ct, aval)
+    return ct
 
 
 def backward(tape: list, seeds: list, keep: bool = False) -> dict:
     """Walk ``tape`` backward from ``seeds`` (pairs of output var and cotangent); returns the
     cotangents by variable index. Without ``keep`` each equation is released once used."""
     cts: dict = {}
+    lazy: dict = {}
     for var, ct in seeds:
         if var is not None and ct is not None:
-            _accumulate(cts, var, ct)
+            _accumulate(cts, lazy, var, ct)
     for i in range(len(tape) - 1, -1, -1):
         op, args, attrs, out = tape[i]
         if not keep:
             tape[i] = None
         if op.multiple_results:
-            ct = tuple(cts.pop(o.index, None) for o in out)
+            ct = tuple(_pop(cts, lazy, o, False) for o in out)
             if all(c is None for c in ct):
                 continue
         else:
-            ct = cts.pop(out.index, None)
+            ct = _pop(cts, lazy, out, op.elementwise)
             if ct is None:
                 continue
         arg_cts = op.transpose(ct, *args, **attrs)
         for a, c in zip(args, arg_cts):
             if c is not None and type(a) is LinearTracer:
-                _accumulate(cts, a, c)
+                _accumulate(cts, lazy, a, c)
+    for index, aval in lazy.items():  # what is left are the inputs' cotangents
+        if index in cts:
+            ct = ops.broadcast_to(cts[index], shape=aval.shape)
+            cts[index] = ct.copy() if type(ct) is np.ndarray else ct  # writable, not a view
     if not keep:
         tape.clear()
     return cts

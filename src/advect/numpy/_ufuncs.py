@@ -1,74 +1,246 @@
-"""NumPy ufuncs on traced arrays: one table line per ufunc, plus the ufunc methods."""
+"""NumPy ufuncs on traced arrays: one table line per ufunc, the call keywords and the methods.
+
+``UFUNCS`` maps every NumPy ufunc to its canonical op, or to a composite written with ops where
+no single op matches (``float_power``, ``divmod``, ``vecdot``, ``matvec``, ``vecmat``). SciPy's
+special functions are ufuncs too: their rows join the table the first time a ufunc misses it
+while ``scipy.special`` is imported, so ``import advect`` never imports SciPy. The methods
+(``reduce``, ``accumulate``, ``reduceat``, ``outer``, ``at``) live in ``_ufunc_methods``.
+"""
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
 from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
 from ..errors import TracingError
+from ..ops._rules import conj, normalize_axes
 from ._methods import _operand
 
-__all__ = ["UFUNCS", "array_ufunc"]
+__all__ = ["UFUNCS", "SCIPY_SPECIAL", "array_ufunc", "translation", "call_ufunc"]
+
+
+# --- composites: NumPy ufuncs with no single canonical op ------------------------------------
+
+def _float_power(x, y):
+    """``x ** y`` computed in float64 (complex128 for complex operands), as NumPy does."""
+    dtype = np.float_power.resolve_dtypes((aval_of(x).dtype, aval_of(y).dtype, None))[-1]
+    x, y = (a if aval_of(a).dtype == dtype else ops.astype(a, dtype=dtype.name) for a in (x, y))
+    return ops.pow(x, y)
+
+
+def _divmod(x, y):
+    return ops.floor_divide(x, y), ops.remainder(x, y)
+
+
+def _check_core(name, a, b, axis_a, axis_b):
+    if aval_of(a).shape[axis_a] != aval_of(b).shape[axis_b]:
+        raise ValueError(f"numpy.{name}: core dimensions differ: shapes {aval_of(a).shape} and "
+                         f"{aval_of(b).shape}")
+
+
+def _vecdot(x1, x2, axis=-1):
+    """``sum(conj(x1) * x2, axis)``: the vector dot product over one axis."""
+    n1, n2 = aval_of(x1).ndim, aval_of(x2).ndim
+    if n1 == 0 or n2 == 0:
+        raise ValueError("numpy.vecdot: both operands need at least one dimension")
+    _check_core("vecdot", x1, x2, axis, axis)
+    ndim = max(n1, n2)
+    product = ops.multiply(conj(x1), x2)
+    return ops.reduce_sum(product, axes=normalize_axes(axis, ndim), keepdims=False)
+
+
+def _matvec(x1, x2):
+    """``x1 @ x2`` for a stack of matrices ``x1`` and a stack of vectors ``x2``."""
+    n1, n2 = aval_of(x1).ndim, aval_of(x2).ndim
+    if n1 < 2 or n2 < 1:
+        raise ValueError("numpy.matvec: needs a matrix (ndim >= 2) and a vector (ndim >= 1)")
+    _check_core("matvec", x1, x2, -1, -1)
+    column = ops.matmul(x1, ops.expand_dims(x2, axes=(n2,)))
+    return ops.squeeze(column, axes=(aval_of(column).ndim - 1,))
+
+
+def _vecmat(x1, x2):
+    """``conj(x1) @ x2`` for a stack of vectors ``x1`` and a stack of matrices ``x2``."""
+    n1, n2 = aval_of(x1).ndim, aval_of(x2).ndim
+    if n1 < 1 or n2 < 2:
+        raise ValueError("numpy.vecmat: needs a vector (ndim >= 1) and a matrix (ndim >= 2)")
+    _check_core("vecmat", x1, x2, -1, -2)
+    row = ops.matmul(ops.expand_dims(conj(x1), axes=(n1 - 1,)), x2)
+    return ops.squeeze(row, axes=(aval_of(row).ndim - 2,))
+
 
 UFUNCS = {
+    # arithmetic
     np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
     np.divide: ops.divide, np.negative: ops.negative, np.positive: ops.positive,
-    np.power: ops.pow, np.square: ops.square, np.sqrt: ops.sqrt, np.cbrt: ops.cbrt,
-    np.reciprocal: ops.reciprocal, np.absolute: ops.abs, np.sign: ops.sign,
+    np.power: ops.pow, np.float_power: _float_power, np.square: ops.square,
+    np.sqrt: ops.sqrt, np.cbrt: ops.cbrt, np.reciprocal: ops.reciprocal,
+    np.absolute: ops.abs, np.fabs: ops.fabs, np.sign: ops.sign,
+    np.remainder: ops.remainder, np.fmod: ops.fmod, np.floor_divide: ops.floor_divide,
+    np.divmod: _divmod, np.heaviside: ops.heaviside,
+    # exponentials and logarithms
     np.exp: ops.exp, np.exp2: ops.exp2, np.expm1: ops.expm1, np.log: ops.log,
     np.log2: ops.log2, np.log10: ops.log10, np.log1p: ops.log1p, np.logaddexp: ops.logaddexp,
     np.logaddexp2: ops.logaddexp2,
+    # trigonometric and hyperbolic
     np.sin: ops.sin, np.cos: ops.cos, np.tan: ops.tan, np.arcsin: ops.asin, np.arccos: ops.acos,
     np.arctan: ops.atan, np.arctan2: ops.atan2, np.sinh: ops.sinh, np.cosh: ops.cosh,
     np.tanh: ops.tanh, np.arcsinh: ops.asinh, np.arccosh: ops.acosh, np.arctanh: ops.atanh,
     np.hypot: ops.hypot, np.deg2rad: ops.deg2rad, np.rad2deg: ops.rad2deg,
     np.radians: ops.deg2rad, np.degrees: ops.rad2deg,
-    np.maximum: ops.maximum, np.minimum: ops.minimum, np.copysign: ops.copysign,
-    np.remainder: ops.remainder, np.fmod: ops.fmod, np.floor_divide: ops.floor_divide,
-    np.floor: ops.floor, np.ceil: ops.ceil, np.trunc: ops.trunc,
+    # selection and sign
+    np.maximum: ops.maximum, np.minimum: ops.minimum, np.fmax: ops.fmax, np.fmin: ops.fmin,
+    np.copysign: ops.copysign,
+    # floating-point decomposition
+    np.ldexp: ops.ldexp, np.frexp: ops.frexp, np.modf: ops.modf, np.nextafter: ops.nextafter,
+    np.spacing: ops.spacing,
+    # rounding (zero derivative)
+    np.floor: ops.floor, np.ceil: ops.ceil, np.trunc: ops.trunc, np.rint: ops.rint,
+    # comparisons, logic and classification (nondifferentiable)
     np.equal: ops.equal, np.not_equal: ops.not_equal, np.less: ops.less,
     np.less_equal: ops.less_equal, np.greater: ops.greater, np.greater_equal: ops.greater_equal,
     np.logical_and: ops.logical_and, np.logical_or: ops.logical_or,
     np.logical_xor: ops.logical_xor, np.logical_not: ops.logical_not,
-    np.isnan: ops.isnan, np.isinf: ops.isinf, np.isfinite: ops.isfinite,
-    np.signbit: ops.signbit, np.conjugate: ops.conj, np.matmul: ops.matmul,
+    np.isnan: ops.isnan, np.isinf: ops.isinf, np.isfinite: ops.isfinite, np.isnat: ops.isnat,
+    np.signbit: ops.signbit,
+    # integers and bits (nondifferentiable)
+    np.bitwise_and: ops.bitwise_and, np.bitwise_or: ops.bitwise_or,
+    np.bitwise_xor: ops.bitwise_xor, np.invert: ops.bitwise_invert,
+    np.left_shift: ops.bitwise_left_shift, np.right_shift: ops.bitwise_right_shift,
+    np.bitwise_count: ops.bitwise_count, np.gcd: ops.gcd, np.lcm: ops.lcm,
+    # complex numbers and linear algebra
+    np.conjugate: ops.conj, np.matmul: ops.matmul, np.vecdot: _vecdot, np.matvec: _matvec,
+    np.vecmat: _vecmat,
 }
 
-# ufunc methods: the reduction op each ufunc's .reduce means
-REDUCERS = {np.add: ops.reduce_sum, np.multiply: ops.reduce_prod,
-            np.maximum: ops.reduce_max, np.minimum: ops.reduce_min}
+# scipy.special ufuncs by name; their rows join UFUNCS on first use (see translation)
+SCIPY_SPECIAL = {
+    "erf": ops.erf, "erfc": ops.erfc, "erfcx": ops.erfcx, "erfinv": ops.erfinv,
+    "expit": ops.expit, "log_expit": ops.log_expit, "gammaln": ops.gammaln,
+    "gamma": ops.gamma, "digamma": ops.digamma, "psi": ops.digamma, "ndtr": ops.ndtr,
+    "log_ndtr": ops.log_ndtr, "ndtri": ops.ndtri, "xlogy": ops.xlogy, "xlog1py": ops.xlog1py,
+}
+_scipy_rows_added = False
+
+
+def translation(ufunc):
+    """The op or composite for ``ufunc``, or None; adds the SciPy rows on the first miss."""
+    global _scipy_rows_added
+    found = UFUNCS.get(ufunc)
+    if found is None and not _scipy_rows_added and "scipy.special" in sys.modules:
+        special = sys.modules["scipy.special"]
+        UFUNCS.update({getattr(special, name): op for name, op in SCIPY_SPECIAL.items()})
+        _scipy_rows_added = True
+        found = UFUNCS.get(ufunc)
+    return found
+
+
+def _name(ufunc) -> str:
+    module = "scipy.special" if ufunc not in _NUMPY_UFUNCS else "numpy"
+    return f"{module}.{ufunc.__name__}"
+
+
+_NUMPY_UFUNCS = frozenset(v for v in vars(np).values() if isinstance(v, np.ufunc))
+
+# --- the call and its keywords -----------------------------------------------------------------
+
+_BOOL_RESULT = frozenset({np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+                          np.greater_equal, np.logical_and, np.logical_or, np.logical_xor,
+                          np.logical_not, np.isnan, np.isinf, np.isfinite, np.isnat,
+                          np.signbit})
+
+
+def _cast(x, dtype, casting, what):
+    source = aval_of(x).dtype
+    if source == dtype:
+        return x
+    if not (isinstance(x, bool | int | float | complex) or np.can_cast(source, dtype, casting)):
+        raise TypeError(f"{what}: cannot cast from {source} to {dtype} with casting rule "
+                        f"{casting!r}")
+    return ops.astype(x, dtype=dtype.name)
+
+
+def write_out(out, results, casting, what):
+    """Write ``results`` into the ``out`` tuple of owned tracers (functionalized: each one is
+    repointed to its new value); returns what NumPy returns, the ``out`` arrays."""
+    from ._mutation import assign_inplace
+
+    several = isinstance(results, tuple)
+    results = results if several else (results,)
+    if len(out) != len(results):
+        raise ValueError(f"{what}: out= needs {len(results)} arrays, got {len(out)}")
+    written = []
+    for target, value in zip(out, results):
+        if target is None:
+            written.append(value)
+            continue
+        if not isinstance(target, Tracer):
+            assign_inplace(target, value, what)  # raises: a traced value into a plain array
+        value = _cast(value, aval_of(target).dtype, casting, what)
+        if not (isinstance(value, Tracer) and value._trace is target._trace) or \
+                aval_of(value).shape != target.shape:
+            value = ops.where(True, value, target)  # joins target's trace, broadcast to it
+        written.append(assign_inplace(target, value, what))
+    return tuple(written) if several else written[0]
+
+
+def call_ufunc(ufunc, inputs, kwargs):
+    """``ufunc(*inputs, **kwargs)`` on traced arrays."""
+    found = translation(ufunc)
+    what = _name(ufunc)
+    if found is None:
+        raise TracingError(f"{what} is not supported on traced arrays; see "
+                           "advect.support_catalog() for the supported ufuncs")
+    out = kwargs.pop("out", None)
+    if out is not None and not isinstance(out, tuple):
+        out = (out,)
+    where = kwargs.pop("where", True)
+    casting = kwargs.pop("casting", "same_kind")
+    dtype = kwargs.pop("dtype", None)
+    signature = kwargs.pop("signature", None)
+    if dtype is None and signature is not None:
+        dtype = signature if not isinstance(signature, tuple | str) else None
+    kwargs.pop("subok", None)
+    kwargs.pop("order", None)  # memory layout: traced values have none
+    gufunc_kwargs = {}
+    if ufunc is np.vecdot and "axis" in kwargs:
+        gufunc_kwargs["axis"] = kwargs.pop("axis")
+    if kwargs:
+        raise TypeError(f"{what}: unsupported keywords {sorted(kwargs)} on traced arrays")
+    args = [_operand(a) for a in inputs]
+    if dtype is not None and ufunc not in _BOOL_RESULT:
+        dtype = np.dtype(dtype)
+        args = [_cast(a, dtype, casting, what) for a in args]
+    result = found(*args, **gufunc_kwargs)
+    if where is not True:
+        if out is None:
+            raise TypeError(f"{what}: where= without out= leaves the masked entries "
+                            "uninitialized; pass out= (an owned array) or use np.where")
+        parts = result if isinstance(result, tuple) else (result,)
+        parts = tuple(ops.where(where, _cast(r, aval_of(o).dtype, casting, what), o)
+                      for r, o in zip(parts, out))
+        result = parts if isinstance(result, tuple) else parts[0]
+    if dtype is not None and ufunc in _BOOL_RESULT:
+        result = _cast(result, dtype, "unsafe", what)
+    if out is not None:
+        return write_out(out, result, casting, what)
+    return result
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
-    if method == "__call__":
+    if not kwargs and method == "__call__":  # the hot path: a plain call on arrays
         op = UFUNCS.get(ufunc)
-        if op is None:
-            raise TracingError(f"numpy.{ufunc.__name__} is not supported on traced arrays")
-        out = kwargs.pop("out", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("casting", None)
-        where = kwargs.pop("where", True)
-        if kwargs:
-            raise TypeError(f"numpy.{ufunc.__name__}: unsupported keywords {sorted(kwargs)} "
-                            "on traced arrays")
-        args = [_operand(a) for a in inputs]
-        if dtype is not None:
-            args = [ops.astype(a, dtype=np.dtype(dtype).name) if hasattr(a, "dtype") else a
-                    for a in args]
-        result = op(*args)
-        if where is not True:
-            if out is None:
-                raise TypeError(f"numpy.{ufunc.__name__}: where= without out= leaves entries "
-                                "uninitialized; pass out= or use np.where")
-            result = ops.where(where, result, out[0])
-        if out is not None:
-            from ._mutation import assign_inplace
-            return assign_inplace(out[0], result, f"numpy.{ufunc.__name__}(out=...)")
-        return result
-    if method == "reduce" and ufunc in REDUCERS:
-        from ._functions import reduction
-        (a,) = inputs
-        axis = kwargs.pop("axis", 0)
-        keepdims = kwargs.pop("keepdims", False)
-        return reduction(REDUCERS[ufunc], a, axis, keepdims)
-    raise TracingError(f"numpy.{ufunc.__name__}.{method} is not supported on traced arrays")
+        if op is not None:
+            for a in inputs:
+                if type(a) is list or type(a) is tuple:
+                    break
+            else:
+                return op(*inputs)
+    if method == "__call__":
+        return call_ufunc(ufunc, inputs, dict(kwargs))
+    from . import _ufunc_methods
+    return _ufunc_methods.call_method(ufunc, method, inputs, dict(kwargs))

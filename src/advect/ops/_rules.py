@@ -57,6 +57,8 @@ def bool_unary(x: Aval, **_) -> Aval:
 
 
 def broadcast_binary(x: Aval, y: Aval, **_) -> Aval:
+    if x.shape == y.shape and x.dtype is y.dtype and x.weak == y.weak:
+        return x
     shape = x.shape if x.shape == y.shape else broadcast_shapes(x.shape, y.shape)
     if x.dtype is y.dtype and x.weak == y.weak:
         return Aval(shape, x.dtype, x.weak, x.device)
@@ -104,20 +106,33 @@ def conj(x):
 
 
 def unbroadcast(x, shape: tuple[int, ...]):
-    """Sum ``x`` down to ``shape``: the transpose of broadcasting to ``x``'s shape."""
+    """Sum ``x`` down to ``shape``: the transpose of broadcasting to ``x``'s shape.
+
+    Axes where ``x`` is smaller than ``shape`` are left alone: the result broadcasts to
+    ``shape``, which is all a cotangent of an elementwise op needs (the reverse pass expands it
+    only where a transpose needs the exact shape).
+    """
     xshape = aval_of(x).shape
     if xshape == shape:
         return x
-    lead = len(xshape) - len(shape)
+    nx, ns = len(xshape), len(shape)
+    lead = max(nx - ns, 0)
     axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and xshape[lead + i] != 1)
-    if axes:
-        x = ops.reduce_sum(x, axes=axes, keepdims=False)
-    return ops.reshape(x, shape=shape) if aval_of(x).shape != shape else x
+        i for i in range(lead, nx) if shape[ns - nx + i] == 1 and xshape[i] != 1)
+    if not axes:
+        return x
+    x = ops.reduce_sum(x, axes=axes, keepdims=True)
+    return ops.reshape(x, shape=aval_of(x).shape[lead:]) if lead else x
 
 
-def fit(t, aval: Aval):
-    """Broadcast and cast a tangent to the aval of the primal output it belongs to."""
+def fit(t, out):
+    """Broadcast and cast a tangent to the primal output ``out`` (a value or an Aval)."""
+    try:
+        if t.shape == out.shape and t.dtype == out.dtype:
+            return t
+    except AttributeError:  # a Python scalar
+        pass
+    aval = aval_of(out)
     t_aval = aval_of(t)
     if t_aval.dtype != aval.dtype:
         if t_aval.dtype.kind == "c" and aval.dtype.kind != "c":
@@ -144,20 +159,26 @@ def scale(t, factor):
     return None if t is None else ops.multiply(t, factor)
 
 
-def elementwise_partials(partials):
-    """A JVP rule from the partial derivatives: ``partials(*primals, out) -> tuple``.
+def elementwise_partials(*partials):
+    """A JVP rule from the partial derivatives.
 
-    The output tangent is ``sum_i t_i * partial_i``, skipping zero tangents, cast to the
-    output's dtype and shape.
+    Either one function ``partials(*primals, out) -> tuple`` (one partial per operand), or one
+    function per operand ``partial_i(*primals, out)``, called only when that operand's tangent
+    is nonzero (so a constant operand costs nothing). The output tangent is
+    ``sum_i t_i * partial_i``, cast to the output's dtype and shape.
     """
 
     def jvp(primals, tangents, out, **attrs):
-        parts = partials(*primals, out, **attrs)
+        if len(partials) == 1:
+            parts = partials[0](*primals, out, **attrs)
+        else:
+            parts = [None if t is None else p(*primals, out, **attrs)
+                     for t, p in zip(tangents, partials)]
         total = None
         for t, p in zip(tangents, parts):
             if t is not None:
                 total = add_tangents(total, ops.multiply(t, p))
-        return fit(total, aval_of(out))
+        return fit(total, out)
 
     return jvp
 

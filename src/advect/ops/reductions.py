@@ -23,15 +23,18 @@ def _sum_abstract(x, *, axes, keepdims):
 
 
 def _reduce_sum_transpose(ct, x, *, axes, keepdims):
-    # x is a linear input here: only its .shape and .dtype are known
-    if not keepdims:
+    # x is a linear input here: only its .shape and .dtype are known. The cotangent is returned
+    # unexpanded: it broadcasts to x.shape, and the reverse pass expands it only if a
+    # transpose needs the exact shape (the sum of a broadcast is never materialized).
+    if not keepdims and axes != tuple(range(len(axes))):
         ct = ops.expand_dims(ct, axes=axes)
-    return (ops.broadcast_to(ct, shape=x.shape),)
+    return (ct,)
 
 
 reduce_sum = Op(
     "reduce_sum", attrs=("axes", "keepdims"), abstract=_sum_abstract,
-    impl=lambda xp, x, *, axes, keepdims: xp.sum(x, axis=axes, keepdims=keepdims),
+    impl=lambda xp, x, *, axes, keepdims: (np.add.reduce if xp is np else xp.sum)(
+        x, axis=axes, keepdims=keepdims),  # np.add.reduce is np.sum without its Python layer
     linear=True, transpose=_reduce_sum_transpose,
 )
 
@@ -60,7 +63,7 @@ def _first_extreme_mask(x, out, axes, keepdims):
 def _extreme_jvp(primals, tangents, out, *, axes, keepdims):
     (x,), (dx,) = primals, tangents
     mask = _first_extreme_mask(x, out, axes, keepdims)
-    return fit(reduce_sum(ops.multiply(dx, mask), axes=axes, keepdims=keepdims), aval_of(out))
+    return fit(reduce_sum(ops.multiply(dx, mask), axes=axes, keepdims=keepdims), out)
 
 
 reduce_max = Op("reduce_max", attrs=("axes", "keepdims"), abstract=_reduce_abstract,
@@ -80,7 +83,7 @@ def _reduce_prod_jvp(primals, tangents, out, *, axes, keepdims):
     out_k = out if keepdims else ops.expand_dims(out, axes=axes)
     others = ops.where(ops.equal(n_zero, 0), ops.divide(out_k, ops.where(zero, 1, x)),
                        ops.where(ops.logical_and(zero, ops.equal(n_zero, 1)), nonzero_prod, 0))
-    return fit(reduce_sum(ops.multiply(dx, others), axes=axes, keepdims=keepdims), aval_of(out))
+    return fit(reduce_sum(ops.multiply(dx, others), axes=axes, keepdims=keepdims), out)
 
 
 reduce_prod = Op("reduce_prod", attrs=("axes", "keepdims"), abstract=_sum_abstract,
