@@ -25,8 +25,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-import advect as ad  # noqa: E402
 from workloads import WORKLOADS  # noqa: E402
+
+import advect as ad  # noqa: E402
 
 
 def _timeit(fn, min_time=0.02):
@@ -62,8 +63,8 @@ def _candidates(w):
         out.update(staged)
     try:
         import autograd  # noqa: F401
-        from autograd import value_and_grad as ag_vg
         from autograd import numpy as anp  # noqa: F401
+        from autograd import value_and_grad as ag_vg
 
         out["autograd"] = lambda: ag_vg(w.loss, w.argnums)(*w.params)
     except ImportError:
