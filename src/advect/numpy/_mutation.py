@@ -58,12 +58,16 @@ def mark_view(parent, out, index) -> None:
 class _StaleTrace(Trace):
     """The dead trace a stale view is moved to: every use of the view raises."""
 
-    __slots__ = ("message",)
+    __slots__ = ("message", "original")
 
-    def __init__(self, message: str):  # no level: it never interprets anything
+    def __init__(self, original: Trace, message: str):  # no level: it interprets nothing
         self.level = 0
         self.alive = False
         self.message = message
+        self.original = original
+
+    def __getattr__(self, name):  # metadata queries (a staged dtype, ...) still work
+        return getattr(self.original, name)
 
     def dead_error(self, what: str) -> Exception:
         return StaleViewError(f"{what}: {self.message}")
@@ -108,10 +112,10 @@ def _invalidate(x, keep=None, where: str | None = None) -> None:
         if where is None:
             where = _user_location()
         _invalidate(v, None, where)
-        v._trace = _StaleTrace(
+        v._trace = _StaleTrace(v._trace, (
             f"{_index_text(v._mut.index)} was used after the array it was taken from was "
             f"modified at {where}; take the view again after the write, or take a copy "
-            "(v = y[...].copy()) before it")
+            "(v = y[...].copy()) before it"))
         v._mut = None
 
 
