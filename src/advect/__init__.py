@@ -23,6 +23,8 @@ from .autodiff.api import (
     value_and_grad,
     vjp,
 )
+from .autodiff.checkpoint import checkpoint
+from .autodiff.implicit import implicit_root
 from .errors import (
     AdvectError,
     EscapedTracerError,
@@ -45,5 +47,5 @@ __all__ = [
     "hvp", "stop_gradient", "is_traced", "Pullback", "LinearMap", "array", "asarray",
     "AdvectError", "TracingError", "EscapedTracerError", "MissingPrimitiveRuleError",
     "MutationError", "StaleViewError", "NumericsError", "NoJVPError", "NoVJPError",
-    "ImplicitSolveError",
+    "ImplicitSolveError", "checkpoint", "implicit_root",
 ]

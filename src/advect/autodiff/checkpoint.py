@@ -1,0 +1,309 @@
+"""``checkpoint(f)``: differentiate a block by recomputing it instead of storing its intermediates.
+
+Inside a reverse-mode trace (``grad``, ``vjp``, ``linearize``, ...) a checkpointed block runs its
+primal on plain values (no tape, every intermediate freed at once) and puts one equation on the
+linear tape: ``checkpoint_jvp``, whose residuals are only the block's inputs. Its transpose
+re-linearizes the block at those inputs, pulls the cotangent back through that short-lived tape
+and drops it. The recomputation happens inside whatever outer traces are live, so derivatives of
+any order equal the un-checkpointed ones.
+
+Other cases need no tape at this level: with concrete values and tangents (plain forward mode) or
+inside a staging trace the block simply runs inline. Forward mode over an outer reverse trace
+runs the block's JVP as one checkpointed block of that outer trace.
+
+``checkpoint_jvp`` is a tape-only op: it is created here, never by a frontend, and never reaches
+a staged graph (staging inlines the block), which is why it lives with ``checkpoint`` and not in
+``ops/``: its rules need the autodiff machinery that ``ops`` cannot import.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import ops
+from ..core import Op, Tracer
+from ..dtypes import Aval, aval_of
+from ..errors import EscapedTracerError, TracingError
+from ..numpy._methods import INPUT
+from ..pytree import TreeDef, tree_flatten, tree_unflatten
+from .forward import JVPTrace, JVPTracer
+from .reverse import LinearTracer, backward, linearize_flat, lower
+
+__all__ = ["checkpoint", "jvp_flat", "vjp_flat", "innermost_trace"]
+
+
+# --- running a flat function's JVP or VJP afresh ------------------------------------------------
+
+def innermost_trace(leaves: Sequence[Any]):
+    """The live trace of highest level among ``leaves`` (``None`` when none is traced)."""
+    trace, level = None, 0
+    for x in leaves:
+        if isinstance(x, Tracer):
+            t = x._trace
+            if not t.alive:
+                raise EscapedTracerError(
+                    "a traced value was used after the transform that created it returned; "
+                    "return it from the function instead of storing it outside")
+            if t.level > level:
+                trace, level = t, t.level
+    return trace
+
+
+def _inputs(trace, primals, tangents):
+    """Forward-mode tracers for the inputs that carry a tangent; marked read-only."""
+    inputs = []
+    for p, t in zip(primals, tangents):
+        if t is None:
+            inputs.append(p)
+        else:
+            x = JVPTracer(trace, p, t)
+            x._mut = INPUT
+            inputs.append(x)
+    return inputs
+
+
+def jvp_flat(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any]
+             ) -> tuple[TreeDef, list, list]:
+    """Run ``fun(*inputs)`` in a fresh forward-mode trace (``None`` tangents are zeros).
+
+    Returns the output tree structure, the output primal leaves and their tangents (``None``
+    where an output does not depend on the inputs). Primals and tangents may be tracers of
+    outer transforms: the run nests inside them.
+    """
+    trace = JVPTrace()
+    try:
+        out = fun(*_inputs(trace, primals, tangents))
+        leaves, treedef = tree_flatten(out)
+        pairs = [lower(trace, leaf) for leaf in leaves]
+    finally:
+        trace.close()
+    return treedef, [p for p, _ in pairs], [t for _, t in pairs]
+
+
+def vjp_flat(fun: Callable, primals: Sequence[Any], cotangents: Sequence[Any]) -> list:
+    """Pull ``cotangents`` (one per output leaf of ``fun``, ``None`` for zero) back to
+    ``primals`` (floating arrays or tracers); returns one cotangent per primal, ``None`` for
+    zero. The tape lives only for this call."""
+
+    def marked(*xs):
+        for x in xs:
+            x._mut = INPUT
+        return fun(*xs)
+
+    out, in_vars, trace, tape = linearize_flat(marked, list(primals))
+    try:
+        leaves = tree_flatten(out)[0]
+        if len(leaves) != len(cotangents):
+            raise ValueError(f"expected {len(leaves)} output cotangents, got {len(cotangents)}")
+        seeds = [(lower(trace, leaf)[1], ct) for leaf, ct in zip(leaves, cotangents)]
+        result = backward(tape.tape, seeds)
+    finally:
+        trace.close()
+        tape.close()
+    return [result.get(v.index) for v in in_vars]
+
+
+# --- the tape-only op ----------------------------------------------------------------------------
+
+class _Block:
+    """A checkpointed block as the tape sees it: the flat function of its array inputs, which
+    inputs carry tangents (``diff_in``), which outputs are differentiable (``diff_out``, of
+    ``n_out`` output leaves) and the avals of those outputs. Never serialized."""
+
+    __slots__ = ("fun", "n_in", "diff_in", "n_out", "diff_out", "out_avals")
+
+    def __init__(self, fun: Callable, n_in: int, diff_in: tuple[int, ...], n_out: int,
+                 diff_out: tuple[int, ...], out_avals: tuple[Aval, ...]):
+        self.fun, self.n_in, self.diff_in = fun, n_in, diff_in
+        self.n_out, self.diff_out, self.out_avals = n_out, diff_out, out_avals
+
+    def split(self, args: Sequence[Any]) -> tuple[list, list]:
+        """``checkpoint_jvp`` operands -> (primals, tangents with ``None`` where absent)."""
+        primals = list(args[:self.n_in])
+        tangents: list = [None] * self.n_in
+        for i, t in zip(self.diff_in, args[self.n_in:]):
+            tangents[i] = t
+        return primals, tangents
+
+    def __repr__(self) -> str:
+        return f"<checkpointed block {getattr(self.fun, '__qualname__', self.fun)!r}>"
+
+
+def _block_jvp(block: _Block, args: Sequence[Any]) -> tuple:
+    """The block's output tangents (the ``diff_out`` ones, zeros filled in) by recomputation."""
+    primals, tangents = block.split(args)
+    _, outs, out_tangents = jvp_flat(block.fun, primals, tangents)
+    return tuple(ops.zeros_like(outs[j]) if out_tangents[j] is None else out_tangents[j]
+                 for j in block.diff_out)
+
+
+def _checkpoint_jvp_abstract(*avals, block):
+    return block.out_avals
+
+
+def _checkpoint_jvp_impl(xp, *args, block):
+    return _block_jvp(block, args)
+
+
+def _checkpoint_jvp_jvp(primals, tangents, out, *, block):
+    # d(J(p) t) = J(p) dt + (dJ(p)[dp]) t: the JVP of the recomputed JVP
+    return tuple(jvp_flat(lambda *a: _block_jvp(block, a), primals, tangents)[2])
+
+
+def _checkpoint_jvp_transpose(ct, *args, block):
+    primals = args[:block.n_in]
+
+    def block_of_diff_inputs(*xs):
+        full = list(primals)
+        for i, x in zip(block.diff_in, xs):
+            full[i] = x
+        return block.fun(*full)
+
+    out_cts: list = [None] * block.n_out
+    for j, c in zip(block.diff_out, ct):
+        out_cts[j] = c
+    in_cts = vjp_flat(block_of_diff_inputs, [primals[i] for i in block.diff_in], out_cts)
+    return (None,) * block.n_in + tuple(in_cts)
+
+
+checkpoint_jvp = Op(
+    "checkpoint_jvp", attrs=("block",), abstract=_checkpoint_jvp_abstract,
+    impl=_checkpoint_jvp_impl, jvp=_checkpoint_jvp_jvp, transpose=_checkpoint_jvp_transpose,
+    multiple_results=True)
+
+
+# --- the transform ------------------------------------------------------------------------------
+
+def _is_array(x) -> bool:
+    return isinstance(x, Tracer | np.ndarray | np.generic)
+
+
+def _inexact(x) -> bool:
+    return _is_array(x) and aval_of(x).dtype.kind in "fc"
+
+
+def _readonly(x):
+    if type(x) is np.ndarray and x.flags.writeable:
+        x = x.view()
+        x.flags.writeable = False
+    return x
+
+
+def _wrap(trace, value, tangent):
+    return JVPTracer(trace, value, tangent) if _is_array(value) else value
+
+
+def _check_captured(trace, leaves, where):
+    for leaf in leaves:
+        if isinstance(leaf, Tracer) and leaf._trace.level >= trace.level:
+            raise TracingError(
+                f"{where}: the block uses a traced value that is not one of its arguments, so "
+                "its derivative cannot be recomputed; pass that value to the checkpointed "
+                "function as an argument")
+
+
+def _call(fun: Callable, args: list):
+    """``fun(*args)`` with array ``args``, checkpointed against the innermost trace among them."""
+    trace = innermost_trace(args)
+    if type(trace) is not JVPTrace:  # no transform, or staging: there is no tape to spare
+        return fun(*args)
+    primals, tangents = [], []
+    for x in args:
+        if type(x) is JVPTracer and x._trace is trace:
+            primals.append(x.primal)
+            tangents.append(x.tangent)
+        else:
+            primals.append(x)
+            tangents.append(None)
+    if any(type(t) is LinearTracer for t in tangents):
+        return _linearized(trace, fun, primals, tangents)
+    if not any(isinstance(v, Tracer) for v in (*primals, *tangents)):
+        return fun(*args)  # plain forward mode: nothing is recorded anywhere
+    return _forward(trace, fun, primals, tangents)
+
+
+def _linearized(trace, fun, primals, tangents):
+    """Reverse mode: the primal without a tape, then one ``checkpoint_jvp`` equation."""
+    out = _call(fun, [_readonly(p) for p in primals])
+    leaves, treedef = tree_flatten(out)
+    _check_captured(trace, leaves, "checkpoint")
+    diff_in = tuple(i for i, t in enumerate(tangents) if t is not None)
+    diff_out = tuple(j for j, o in enumerate(leaves) if _inexact(o))
+    out_tangents: list = [None] * len(leaves)
+    if diff_out:
+        block = _Block(fun, len(primals), diff_in, len(leaves), diff_out,
+                       tuple(aval_of(leaves[j]) for j in diff_out))
+        results = checkpoint_jvp(*primals, *(tangents[i] for i in diff_in), block=block)
+        for j, t in zip(diff_out, results):
+            out_tangents[j] = t
+    return tree_unflatten(treedef, [_wrap(trace, o, t) for o, t in zip(leaves, out_tangents)])
+
+
+def _forward(trace, fun, primals, tangents):
+    """Forward mode over outer traces: the block's JVP, checkpointed against those traces."""
+    n = len(primals)
+    diff_in = [i for i, t in enumerate(tangents) if t is not None]
+
+    def fun_jvp(*xs):
+        ts: list = [None] * n
+        for k, i in enumerate(diff_in):
+            ts[i] = xs[n + k]
+        treedef, outs, out_ts = jvp_flat(fun, xs[:n], ts)
+        return tree_unflatten(treedef, outs), out_ts
+
+    out, out_tangents = _call(fun_jvp, [*primals, *(tangents[i] for i in diff_in)])
+    leaves, treedef = tree_flatten(out)
+    _check_captured(trace, leaves, "checkpoint")
+    return tree_unflatten(treedef, [_wrap(trace, o, t) for o, t in zip(leaves, out_tangents)])
+
+
+def checkpoint(fun: Callable) -> Callable:
+    """Wrap ``fun`` so that differentiating it recomputes its intermediates instead of storing them.
+
+    Under reverse mode (``grad``, ``vjp``, ``linearize``, ``jacobian``, ``hessian``, ...) the
+    wrapped block is recorded as one operation that keeps only its inputs; its intermediates are
+    recomputed during the backward pass. Results and derivatives of every order are those of
+    ``fun`` itself. Without a transform, in plain forward mode and while staging, ``fun`` runs
+    as is (staged graphs have no tape, so staging inlines the block).
+
+    Arguments may be pytrees; array leaves are the block's inputs, other leaves are passed
+    through unchanged. The block must not write to its inputs, and every traced value it uses
+    must come in through its arguments.
+
+    Raises:
+        TracingError: the block used a traced value of the active transform that was not passed
+            as an argument.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> def block(x):
+        ...     return np.sin(x) * 1.01 + 0.1 * np.tanh(x)
+        >>> def loss(x, layer):
+        ...     for _ in range(3):
+        ...         x = layer(x)
+        ...     return np.sum(x)
+        >>> x = np.array([0.1, 0.2])
+        >>> bool(np.allclose(ad.grad(loss)(x, ad.checkpoint(block)), ad.grad(loss)(x, block)))
+        True
+    """
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        leaves, treedef = tree_flatten((args, kwargs))
+        dynamic = [i for i, leaf in enumerate(leaves) if _is_array(leaf)]
+        static = [None if _is_array(leaf) else leaf for leaf in leaves]  # the tape keeps these
+
+        def flat(*xs):
+            full = list(static)
+            for i, x in zip(dynamic, xs):
+                full[i] = x
+            a, k = tree_unflatten(treedef, full)
+            return fun(*a, **k)
+
+        return _call(flat, [leaves[i] for i in dynamic])
+
+    return wrapped
