@@ -1,0 +1,192 @@
+"""Staged derivatives: ``grad``, ``value_and_grad`` and ``vjp_program`` of a StagedProgram.
+
+A derivative program is staged like any function: the function is the dynamic transform
+(``ad.value_and_grad``, or linearize + backward for the pullback) applied to the primal program,
+which, called with traced arguments, interprets its graph with ``bind``. Inside a new staging
+trace the JVP rules and transposes then emit graph nodes, and the same optimizer and planner
+run. Warm calls of the result run only its plan: no tape, no reverse sweep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import ops
+from ..autodiff import api
+from ..autodiff.reverse import backward, linearize_flat, lower
+from ..pytree import tree_flatten
+from .program import StagedProgram, build_program, require_program
+from .specs import PYTHON_SCALAR, StaticSpec, is_spec
+
+__all__ = ["staged_grad", "staged_value_and_grad", "vjp_program"]
+
+COTANGENT = "cotangent"
+
+
+def _selection(program: StagedProgram, argnums, argnames, where: str) -> list:
+    """Check a selection against the signature; returns the selected spec trees in the
+    structure of the result (int -> tree, tuple -> tuple, names -> dict, both -> pair)."""
+    pos, kw = program.signature
+    if argnums is None and argnames is None:
+        argnums = 0
+    single = isinstance(argnums, int | np.integer)
+    nums = () if argnums is None else ((argnums,) if single else tuple(argnums))
+    resolved = []
+    for n in nums:
+        if not isinstance(n, int | np.integer) or isinstance(n, bool):
+            raise TypeError(f"{where}: argnums must be ints, got {type(n).__name__}")
+        if not -len(pos) <= n < len(pos):
+            raise IndexError(f"{where}: argnums {n} is out of range for a program with "
+                             f"{len(pos)} positional inputs")
+        resolved.append(int(n) % len(pos))
+    if len(set(resolved)) != len(resolved):
+        raise ValueError(f"{where}: argnums {argnums} selects an input twice")
+    names = () if argnames is None else ((argnames,) if isinstance(argnames, str)
+                                        else tuple(argnames))
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: argnames {argnames} selects an input twice")
+    for name in names:
+        if name not in kw:
+            raise ValueError(f"{where}: {name!r} is not a keyword input of the staged "
+                             f"signature (it has {sorted(kw)})")
+    for tree in [pos[n] for n in resolved] + [kw[name] for name in names]:
+        for spec in tree_flatten(tree, is_leaf=is_spec)[0]:
+            _check_differentiable(spec, where)
+    positional = pos[resolved[0]] if single else tuple(pos[n] for n in resolved)
+    named = {name: kw[name] for name in names}
+    if argnames is None:
+        return positional
+    return named if argnums is None else (positional, named)
+
+
+def _check_differentiable(spec, where: str) -> None:
+    if isinstance(spec, StaticSpec):
+        raise TypeError(f"{where}: a selected input holds the static value {spec.value!r}, "
+                        "which has no derivative; select only array inputs")
+    if spec.weak and spec.dtype.kind != "f":
+        kind = PYTHON_SCALAR[spec.dtype.kind].__name__
+        raise TypeError(f"{where}: a selected input is a Python {kind} scalar; only real "
+                        "floating weak scalars can be differentiated")
+    if spec.dtype.kind not in "fc":
+        raise TypeError(f"{where}: a selected input has dtype {spec.dtype}; differentiated "
+                        "inputs must be floating or complex")
+
+
+def _weak_flags(selected) -> list[bool]:
+    return [s.weak for s in tree_flatten(selected, is_leaf=is_spec)[0]]
+
+
+def _derive(program: StagedProgram, fn, kw: dict, python_flags: list[bool],
+            at_end: bool) -> StagedProgram:
+    """Stage ``fn`` on the program's signature (plus ``kw``). The gradient outputs (the last
+    ones when ``at_end``, else the first) come back as Python floats where ``python_flags``
+    says their input was one."""
+    pos, primal_kw = program.signature
+    derived = build_program(fn, pos, {**primal_kw, **kw}, program.array_api_version)
+    flags = list(derived._out_python)
+    n = len(python_flags)
+    if n:
+        if at_end:
+            flags[len(flags) - n:] = python_flags
+        else:
+            flags[:n] = python_flags
+    return derived._with_python_outputs(flags)
+
+
+def staged_value_and_grad(program: StagedProgram, argnums: int | Sequence[int] | None = None,
+                          *, argnames: str | Sequence[str] | None = None,
+                          has_aux: bool = False) -> StagedProgram:
+    """``value_and_grad`` of a staged program, as a staged program (see ``ad.value_and_grad``).
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> program = ad.stage(lambda x: np.sum(x ** 2), np.ones(2))
+        >>> value, gradient = ad.value_and_grad(program)(np.array([1.0, 2.0]))
+        >>> float(value), gradient.tolist()
+        (5.0, [2.0, 4.0])
+    """
+    selected = _selection(require_program(program, "value_and_grad"), argnums, argnames,
+                          "value_and_grad")
+    dynamic = api.value_and_grad(_as_function(program), argnums, argnames=argnames,
+                                 has_aux=has_aux)
+    return _derive(program, dynamic, {}, _weak_flags(selected), at_end=True)
+
+
+def staged_grad(program: StagedProgram, argnums: int | Sequence[int] | None = None, *,
+                argnames: str | Sequence[str] | None = None,
+                has_aux: bool = False) -> StagedProgram:
+    """``grad`` of a staged program, as a staged program (see ``ad.grad``).
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> program = ad.stage(lambda x: np.sum(x ** 2), np.ones(2))
+        >>> ad.grad(program)(np.array([1.0, 2.0])).tolist()
+        [2.0, 4.0]
+    """
+    selected = _selection(require_program(program, "grad"), argnums, argnames, "grad")
+    dynamic = api.grad(_as_function(program), argnums, argnames=argnames, has_aux=has_aux)
+    return _derive(program, dynamic, {}, _weak_flags(selected), at_end=False)
+
+
+def _as_function(program: StagedProgram):
+    def primal(*args, **kwargs):
+        return program(*args, **kwargs)
+    primal.__name__ = program._name
+    return primal
+
+
+def vjp_program(f: StagedProgram, argnums: int | Sequence[int] | None = None, *,
+                argnames: str | Sequence[str] | None = None) -> StagedProgram:
+    """Compile a reusable staged pullback of a staged program.
+
+    The result takes the primal inputs plus a keyword-only ``cotangent`` with the primal
+    output's pytree and leaf specs, and returns the input cotangents (real adjoint) in the
+    selection's structure: an int ``argnums`` gives that input's tree, a tuple a tuple,
+    ``argnames`` a dict, both ``(positional, named)``.
+
+    Raises:
+        TypeError: ``f`` is not a StagedProgram, or a selected input is not differentiable
+            (a weak scalar that is not real floating, an integer array, a static value).
+        IndexError: ``argnums`` out of range for the signature.
+        ValueError: a duplicate selection, a name absent from the signature, or a primal
+            signature that already has a ``cotangent`` keyword.
+        NoVJPError: an op on the differentiated path has no transpose rule.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> square = ad.stage(lambda x: x**2, np.array([1.0, 2.0]))
+        >>> pullback = ad.vjp_program(square)
+        >>> pullback(np.array([3.0, 4.0]), cotangent=np.ones(2)).tolist()
+        [6.0, 8.0]
+    """
+    program = require_program(f, "vjp_program")
+    selected = _selection(program, argnums, argnames, "vjp_program")
+    if COTANGENT in program.signature[1]:
+        raise ValueError("vjp_program: the primal signature already has a keyword input named "
+                         "'cotangent', which the pullback program reserves; rename it")
+    out_specs = program.output_specs
+    out_leaves = tree_flatten(out_specs, is_leaf=is_spec)[0]
+
+    def pullback(*args, cotangent, **kwargs):
+        sel = api._Selection(args, kwargs, argnums, argnames, "vjp_program")
+        out, in_vars, trace, tape = linearize_flat(sel.call(program), sel.primals)
+        try:
+            leaves = tree_flatten(out)[0]
+            cts = tree_flatten(cotangent)[0]
+            seeds = []
+            for leaf, ct, spec in zip(leaves, cts, out_leaves):
+                _, var = lower(trace, leaf)
+                if var is not None and spec.dtype.kind in "fc":
+                    seeds.append((var, ct))
+            result = backward(tape.tape, seeds)
+            grads = [result.get(v.index) for v in in_vars]
+            grads = [ops.zeros_like(p) if g is None else g for g, p in zip(grads, sel.primals)]
+        finally:
+            trace.close()
+            tape.close()
+        return sel.unflatten(grads)
+
+    return _derive(program, pullback, {COTANGENT: out_specs}, _weak_flags(selected),
+                   at_end=False)

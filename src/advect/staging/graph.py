@@ -1,0 +1,163 @@
+"""The staged graph: SSA values, nodes, constants, inputs and outputs.
+
+A value is an integer id with an aval. A node applies one registered op to input values and
+weak Python-scalar ``Literal``s and defines its output values. Nodes are kept in a valid
+execution order: every input is an input of the graph, a constant, or an output of an earlier
+node. ``validate`` checks exactly that and re-derives every aval from the ops' abstract rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..core import REGISTRY, Op, bind
+from ..dtypes import Aval, aval_of
+
+__all__ = ["Literal", "Node", "Graph", "validate", "evaluate", "listing"]
+
+
+class Literal:
+    """A Python scalar operand: weak, so NEP 50 promotion holds when it meets an array."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool | int | float | complex):
+        self.value = value
+
+    def key(self) -> tuple:
+        # 1, 1.0 and True hash alike in Python; they are different operands here
+        return (type(self.value).__name__, repr(self.value))
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Node:
+    """``outputs = op(*inputs, **attrs)``."""
+
+    __slots__ = ("op", "inputs", "attrs", "outputs")
+
+    def __init__(self, op: Op, inputs: tuple, attrs: dict, outputs: tuple[int, ...]):
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.outputs = outputs
+
+
+class Graph:
+    """Values (avals by id), inputs, constants, nodes in execution order, outputs.
+
+    ``constants`` maps a value id to a read-only array; ``origins`` says where it came from
+    (``"captured"`` from the staged function, ``"folded"`` by the optimizer).
+    """
+
+    __slots__ = ("avals", "inputs", "constants", "origins", "nodes", "outputs")
+
+    def __init__(self):
+        self.avals: list[Aval] = []
+        self.inputs: list[int] = []
+        self.constants: dict[int, object] = {}
+        self.origins: dict[int, str] = {}
+        self.nodes: list[Node] = []
+        self.outputs: list = []  # value ids or Literals
+
+    def new_value(self, aval: Aval) -> int:
+        self.avals.append(aval)
+        return len(self.avals) - 1
+
+    def add_constant(self, array, origin: str) -> int:
+        vid = self.new_value(Aval(tuple(array.shape), np.dtype(array.dtype)))
+        self.constants[vid] = array
+        self.origins[vid] = origin
+        return vid
+
+    def copy(self) -> Graph:
+        g = Graph()
+        g.avals = list(self.avals)
+        g.inputs = list(self.inputs)
+        g.constants = dict(self.constants)
+        g.origins = dict(self.origins)
+        g.nodes = [Node(n.op, n.inputs, n.attrs, n.outputs) for n in self.nodes]
+        g.outputs = list(self.outputs)
+        return g
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __str__(self) -> str:
+        return listing(self)
+
+
+def operand_aval(graph: Graph, x) -> Aval:
+    return aval_of(x.value) if type(x) is Literal else graph.avals[x]
+
+
+def validate(graph: Graph, error: Callable[[str], Exception] = ValueError) -> None:
+    """Check definition before use and every node's avals against its op's abstract rule."""
+    defined = set(graph.inputs) | set(graph.constants)
+    n_values = len(graph.avals)
+    for k, node in enumerate(graph.nodes):
+        where = f"node {k} ({node.op.name})"
+        if REGISTRY.get(node.op.name) is not node.op:
+            raise error(f"{where}: the op is not the registered op of that name")
+        for x in node.inputs:
+            if type(x) is not Literal and x not in defined:
+                raise error(f"{where}: input %{x} is used before it is defined")
+        try:
+            expected = node.op.abstract(*[operand_aval(graph, x) for x in node.inputs],
+                                        **node.attrs)
+        except Exception as exc:  # the rule's own ValueError/TypeError, re-raised with a place
+            raise error(f"{where}: {exc}") from None
+        expected = expected if node.op.multiple_results else (expected,)
+        if len(expected) != len(node.outputs):
+            raise error(f"{where}: has {len(node.outputs)} outputs, its op gives "
+                        f"{len(expected)}")
+        for vid, aval in zip(node.outputs, expected):
+            if not 0 <= vid < n_values or vid in defined:
+                raise error(f"{where}: output %{vid} is out of range or defined twice")
+            if graph.avals[vid] != aval:
+                raise error(f"{where}: output %{vid} is {graph.avals[vid]!r} but the op "
+                            f"gives {aval!r}")
+            defined.add(vid)
+    for x in graph.outputs:
+        if type(x) is not Literal and x not in defined:
+            raise error(f"graph output %{x} is never defined")
+
+
+def evaluate(graph: Graph, inputs: list) -> list:
+    """Interpret the graph with ``bind``, so the innermost trace of the inputs sees each op
+    (this is how a staged program differentiates, and how derivatives of programs are built)."""
+    env = dict(zip(graph.inputs, inputs))
+    env.update(graph.constants)
+    for node in graph.nodes:
+        args = [x.value if type(x) is Literal else env[x] for x in node.inputs]
+        out = bind(node.op, *args, **node.attrs)
+        if node.op.multiple_results:
+            env.update(zip(node.outputs, out))
+        else:
+            env[node.outputs[0]] = out
+    return [x.value if type(x) is Literal else env[x] for x in graph.outputs]
+
+
+def _attr_text(attrs: dict) -> str:
+    return "".join(f", {k}={v!r}" for k, v in attrs.items())
+
+
+def _name(graph: Graph, x) -> str:
+    return repr(x) if type(x) is Literal else f"%{x}"
+
+
+def listing(graph: Graph) -> str:
+    """A readable SSA listing: ``%3 = sin(%1)  float64[8]``."""
+    lines = ["inputs: " + ", ".join(f"%{v}: {graph.avals[v]!r}" for v in graph.inputs)]
+    for vid in sorted(graph.constants):
+        lines.append(f"%{vid} = constant  {graph.avals[vid]!r}  ({graph.origins.get(vid)})")
+    for node in graph.nodes:
+        outs = ", ".join(f"%{v}" for v in node.outputs)
+        args = ", ".join(_name(graph, x) for x in node.inputs)
+        avals = ", ".join(repr(graph.avals[v]) for v in node.outputs)
+        lines.append(f"{outs} = {node.op.name}({args}{_attr_text(node.attrs)})  {avals}")
+    lines.append("return " + ", ".join(_name(graph, x) for x in graph.outputs))
+    return "\n".join(lines)

@@ -1,0 +1,283 @@
+"""The optimizer: a fixed pipeline of dead-code elimination, algebraic simplification,
+common-subexpression elimination and constant folding, with a report of each pass.
+
+Every pass returns a new graph that computes the same outputs (up to the sign of zero for
+``x + 0``). Rewrites only fire when the replacement has exactly the aval of what it replaces,
+so shapes, dtypes and NEP 50 weakness are preserved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import ops
+from ..dtypes import Aval
+from .graph import Graph, Literal, Node, operand_aval
+
+__all__ = ["PassReport", "OptimizationReport", "optimize", "dce", "simplify", "cse", "fold"]
+
+FOLD_LIMIT = 64  # folded constants may grow to this many elements (or the largest input's size)
+
+
+class PassReport(NamedTuple):
+    """One pass of the pipeline: its name and the node counts around it."""
+
+    name: str
+    nodes_before: int
+    nodes_after: int
+
+
+class OptimizationReport(NamedTuple):
+    """What the optimizer did: node counts before and after, and each pass in order."""
+
+    nodes_before: int
+    nodes_after: int
+    passes: tuple[PassReport, ...]
+
+
+# --- dead-code elimination -------------------------------------------------------------------
+
+def dce(graph: Graph) -> Graph:
+    """Drop nodes none of whose outputs is needed, and constants nobody uses."""
+    live = {x for x in graph.outputs if type(x) is not Literal}
+    kept = []
+    for node in reversed(graph.nodes):
+        if any(v in live for v in node.outputs):
+            kept.append(node)
+            live.update(x for x in node.inputs if type(x) is not Literal)
+    out = graph.copy()
+    out.nodes = kept[::-1]
+    out.constants = {v: c for v, c in graph.constants.items() if v in live}
+    out.origins = {v: o for v, o in graph.origins.items() if v in out.constants}
+    return out
+
+
+# --- rewriting helpers ------------------------------------------------------------------------
+
+def _rewrite(graph: Graph, rule: Callable) -> Graph:
+    """Walk the nodes in order; ``rule(out, node, producer, sub)`` returns a replacement operand
+    for the node's single output, a replacement node, or None to keep it."""
+    out = graph.copy()
+    out.nodes = []
+    sub: dict[int, object] = {}
+    producer: dict[int, Node] = {}
+    for node in graph.nodes:
+        inputs = tuple(x if type(x) is Literal else sub.get(x, x) for x in node.inputs)
+        node = Node(node.op, inputs, node.attrs, node.outputs)
+        result = None if node.op.multiple_results else rule(out, node, producer)
+        if isinstance(result, Node):
+            node, result = result, None
+        if result is not None:
+            sub[node.outputs[0]] = result
+            continue
+        out.nodes.append(node)
+        for v in node.outputs:
+            producer[v] = node
+    out.outputs = [x if type(x) is Literal else sub.get(x, x) for x in graph.outputs]
+    return out
+
+
+def _is_scalar_value(graph: Graph, x, value) -> bool:
+    if type(x) is Literal:
+        return type(x.value) is not bool and x.value == value
+    const = graph.constants.get(x)
+    return const is not None and const.size == 1 and bool(np.all(const == value))
+
+
+def _same_aval(graph: Graph, x, aval: Aval) -> bool:
+    return type(x) is not Literal and graph.avals[x] == aval
+
+
+# --- algebraic simplification -----------------------------------------------------------------
+
+_RESHAPES = ("reshape", "expand_dims", "squeeze")
+
+
+def _identity(graph, node):
+    """x*1, 1*x, x/1, x+0, 0+x, x-0, and ops that leave their operand unchanged."""
+    name, ins, aval = node.op.name, node.inputs, graph.avals[node.outputs[0]]
+    if name in ("multiply", "add"):
+        unit = 1 if name == "multiply" else 0
+        for a, b in ((ins[0], ins[1]), (ins[1], ins[0])):
+            if _is_scalar_value(graph, b, unit) and _same_aval(graph, a, aval):
+                return a
+    if name in ("divide", "subtract") and _is_scalar_value(graph, ins[1], 1 if name == "divide"
+                                                           else 0):
+        if _same_aval(graph, ins[0], aval):
+            return ins[0]
+    if name in ("astype", "broadcast_to", "positive", "reshape", "conj", "real") or (
+            name == "reduce_sum" and not node.attrs["axes"]):
+        if _same_aval(graph, ins[0], aval) and (name != "conj" or aval.dtype.kind != "c") and (
+                name != "real" or aval.dtype.kind != "c"):
+            return ins[0]
+    if name == "permute_dims" and tuple(node.attrs["axes"]) == tuple(range(aval.ndim)):
+        return ins[0]
+    return None
+
+
+def _chain(graph, node, producer):
+    """Pairs that cancel or compose: -(-x), transposes, reshapes, lossless astype round trips,
+    broadcasts of broadcasts."""
+    name, x = node.op.name, node.inputs[0]
+    inner = producer.get(x) if type(x) is not Literal else None
+    if inner is None:
+        return None
+    aval = graph.avals[node.outputs[0]]
+    base = inner.inputs[0]
+    if type(base) is Literal:
+        return None
+    if name == "negative" and inner.op.name == "negative":
+        return base if _same_aval(graph, base, aval) else None
+    if name == "permute_dims" and inner.op.name == "permute_dims":
+        axes = tuple(inner.attrs["axes"][a] for a in node.attrs["axes"])
+        if axes == tuple(range(len(axes))):
+            return base
+        return Node(node.op, (base,), {"axes": axes}, node.outputs)
+    if name in _RESHAPES and inner.op.name in _RESHAPES:
+        if _same_aval(graph, base, aval):
+            return base
+        return Node(ops.reshape, (base,), {"shape": aval.shape}, node.outputs)
+    if name == "astype" and inner.op.name == "astype":
+        start = graph.avals[base].dtype
+        if start == aval.dtype and np.can_cast(start, graph.avals[x].dtype, "safe"):
+            return base if _same_aval(graph, base, aval) else None
+    if name == "broadcast_to" and inner.op.name == "broadcast_to":
+        return Node(node.op, (base,), node.attrs, node.outputs)
+    return None
+
+
+def _implicit_broadcast(graph, node, producer):
+    """An elementwise op broadcasts by itself: feed it the broadcast's operand directly."""
+    if not node.op.elementwise or len(node.inputs) < 2:
+        return None
+    aval = graph.avals[node.outputs[0]]
+    inputs = list(node.inputs)
+    changed = False
+    for i, x in enumerate(inputs):
+        inner = producer.get(x) if type(x) is not Literal else None
+        if inner is None or inner.op.name != "broadcast_to":
+            continue
+        trial = inputs[:i] + [inner.inputs[0]] + inputs[i + 1:]
+        try:
+            got = node.op.abstract(*[operand_aval(graph, y) for y in trial], **node.attrs)
+        except (ValueError, TypeError):
+            continue
+        if got == aval:
+            inputs, changed = trial, True
+    return Node(node.op, tuple(inputs), node.attrs, node.outputs) if changed else None
+
+
+def simplify(graph: Graph) -> Graph:
+    """Algebraic identities, cancelling chains and implicit broadcasts."""
+    def rule(out, node, producer):
+        return (_identity(out, node) or _chain(out, node, producer)
+                or _implicit_broadcast(out, node, producer))
+    return _rewrite(graph, rule)
+
+
+# --- common-subexpression elimination ---------------------------------------------------------
+
+def _operand_key(x):
+    return x.key() if type(x) is Literal else x
+
+
+def cse(graph: Graph) -> Graph:
+    """Merge identical constants and nodes that apply the same op to the same operands."""
+    seen_const: dict[tuple, int] = {}
+    alias: dict[int, int] = {}
+    for vid, const in graph.constants.items():
+        key = (const.dtype.str, const.shape, const.tobytes())
+        first = seen_const.setdefault(key, vid)
+        if first != vid:
+            alias[vid] = first
+    seen: dict[tuple, Node] = {}
+
+    def rule(out, node, producer):
+        inputs = tuple(alias.get(x, x) if type(x) is not Literal else x for x in node.inputs)
+        try:
+            key = (node.op.name, tuple(_operand_key(x) for x in inputs),
+                   tuple(sorted(node.attrs.items())))
+            hash(key)
+        except TypeError:
+            return Node(node.op, inputs, node.attrs, node.outputs)
+        first = seen.get(key)
+        if first is not None:
+            return first.outputs[0]
+        node = Node(node.op, inputs, node.attrs, node.outputs)
+        seen[key] = node
+        return node
+
+    result = _rewrite(graph, rule)
+    result.outputs = [alias.get(x, x) if type(x) is not Literal else x for x in result.outputs]
+    return dce(result)
+
+
+# --- constant folding ------------------------------------------------------------------------
+
+def _data_independent(node: Node) -> bool:
+    # creation ops read only the shape and dtype of their reference operand
+    return node.op is ops.full_like or node.op is ops.iota_like
+
+
+def _fold_operand(graph: Graph, x, stand_in: bool):
+    if type(x) is Literal:
+        return x.value
+    const = graph.constants.get(x)
+    if const is not None:
+        return const
+    aval = graph.avals[x]  # shape and dtype without memory
+    return np.broadcast_to(np.zeros((), aval.dtype), aval.shape) if stand_in else None
+
+
+def fold(graph: Graph) -> Graph:
+    """Compute at staging time every node whose operands are all known, when the result is
+    small (at most FOLD_LIMIT elements, or no larger than its largest constant operand)."""
+    def rule(out, node, producer):
+        stand_in = _data_independent(node)
+        args = [_fold_operand(out, x, stand_in) for x in node.inputs]
+        if any(a is None for a in args):
+            return None
+        aval = out.avals[node.outputs[0]]
+        limit = max([FOLD_LIMIT] + [np.size(a) for a in args if isinstance(a, np.ndarray)
+                                    and not stand_in])
+        if aval.size > limit:
+            return None
+        try:
+            with np.errstate(all="ignore"):
+                value = node.op.impl(np, *args, **node.attrs)
+        except Exception:  # left to fail, or warn, when the program runs, as eager code would
+            return None
+        if aval.weak and aval.shape == ():
+            return Literal(np.asarray(value).item())
+        array = np.array(value, copy=True)
+        if Aval(array.shape, array.dtype) != aval:
+            return None
+        array.setflags(write=False)
+        return out.add_constant(array, "folded")
+    return _rewrite(graph, rule)
+
+
+# --- the pipeline ------------------------------------------------------------------------------
+
+PIPELINE = (("dce", dce), ("simplify", simplify), ("cse", cse), ("fold", fold))
+
+
+def optimize(graph: Graph, rounds: int = 3) -> tuple[Graph, OptimizationReport]:
+    """Run the pipeline until nothing changes (at most ``rounds`` times), then a final DCE."""
+    before = len(graph.nodes)
+    passes = []
+    for _ in range(rounds):
+        start = len(graph.nodes), len(graph.constants)
+        for name, run in PIPELINE:
+            n = len(graph.nodes)
+            graph = run(graph)
+            passes.append(PassReport(name, n, len(graph.nodes)))
+        if (len(graph.nodes), len(graph.constants)) == start:
+            break
+    n = len(graph.nodes)
+    graph = dce(graph)
+    passes.append(PassReport("dce", n, len(graph.nodes)))
+    return graph, OptimizationReport(before, len(graph.nodes), tuple(passes))

@@ -1,0 +1,200 @@
+"""The execution plan: a graph scheduled once, run by a loop that only calls and stores.
+
+Values live in a dense slot table (inputs first, then constants and literals, then node
+outputs). Each step is a small closure over a provider callable resolved at build time; it
+fetches its operands, calls, stores, and drops every value whose last use it was. With NumPy,
+an elementwise op whose operand dies at that step writes into the operand's buffer (``out=``)
+when that is provably safe: the buffer is a fresh array this plan allocated (not an input, a
+constant, a view or an output), nothing alive aliases it, and its shape and dtype are the
+result's. Donation saves the page faults of fresh allocations, which is how a staged call can
+beat eager NumPy on large arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from ..core import Op
+from .graph import Graph, Literal
+
+__all__ = ["Plan"]
+
+_NEVER = float("inf")
+
+
+def donation_ufunc(op: Op, n_inputs: int, attrs: dict):
+    """The NumPy ufunc an elementwise op's NumPy implementation calls, if it takes ``out=``."""
+    if not op.elementwise or attrs or op.multiple_results:
+        return None
+    ufunc = getattr(np, op.name, None)
+    if isinstance(ufunc, np.ufunc) and ufunc.nin == n_inputs and ufunc.nout == 1:
+        return ufunc
+    return None
+
+
+class Plan:
+    """``run(inputs) -> outputs`` for one graph on one provider namespace ``xp``."""
+
+    __slots__ = ("xp", "n_inputs", "template", "steps", "out_slots", "donations")
+
+    def __init__(self, graph: Graph, xp=np):
+        self.xp = xp
+        slot: dict[int, int] = {v: i for i, v in enumerate(graph.inputs)}
+        self.n_inputs = len(graph.inputs)
+        template: list = [None] * self.n_inputs
+        for vid, const in graph.constants.items():
+            slot[vid] = len(template)
+            template.append(const)
+
+        def operand(x) -> int:
+            if type(x) is Literal:
+                template.append(x.value)
+                return len(template) - 1
+            return slot[x]
+
+        for node in graph.nodes:
+            for v in node.outputs:
+                slot.setdefault(v, -1)  # assigned below, after operand slots
+        node_args = []
+        for node in graph.nodes:
+            args = tuple(operand(x) for x in node.inputs)
+            for v in node.outputs:
+                slot[v] = len(template)
+                template.append(None)
+            node_args.append(args)
+        self.template = template
+        self.out_slots = tuple(operand(x) for x in graph.outputs)
+        self.steps, self.donations = self._schedule(graph, node_args, slot)
+
+    def _schedule(self, graph, node_args, slot):
+        outputs = set(self.out_slots)
+        last_use: dict[int, float] = {}
+        for k, args in enumerate(node_args):
+            for s in args:
+                last_use[s] = k
+        for s in outputs:
+            last_use[s] = _NEVER
+        fresh, roots = self._aliases(graph, node_args, slot)
+        # a fresh buffer is free once every value that may alias it has had its last use
+        free_at: dict[int, float] = {}
+        for s, rs in roots.items():
+            for r in rs:
+                free_at[r] = max(free_at.get(r, -1), last_use.get(s, -1))
+        steps, donations = [], 0
+        first_node_slot = self.n_inputs + len(graph.constants)
+        for k, (node, args) in enumerate(zip(graph.nodes, node_args)):
+            outs = tuple(slot[v] for v in node.outputs)
+            dead = tuple(s for s in dict.fromkeys(args)
+                         if s >= first_node_slot and last_use.get(s) == k)
+            dead += tuple(s for s in outs if s not in last_use)  # results nobody reads
+            donor = self._donor(graph, node, args, outs, fresh, free_at, k)
+            donations += donor is not None
+            steps.append(_step(node, self.xp, args, outs, dead, donor))
+        return tuple(steps), donations
+
+    def _aliases(self, graph, node_args, slot):
+        """Which slots hold fresh buffers, and for each slot the fresh buffers it may alias."""
+        fresh: set[int] = set()
+        roots: dict[int, frozenset] = {}
+        for node, args in zip(graph.nodes, node_args):
+            outs = [slot[v] for v in node.outputs]
+            if self.xp is np and len(outs) == 1 and graph.avals[node.outputs[0]].ndim and (
+                    donation_ufunc(node.op, len(args), node.attrs) is not None):
+                fresh.add(outs[0])
+                roots[outs[0]] = frozenset(outs)
+                continue
+            inherited = frozenset().union(*(roots.get(s, frozenset()) for s in args))
+            for s in outs:
+                roots[s] = inherited  # conservatively a view of any operand
+        return fresh, roots
+
+    def _donor(self, graph, node, args, outs, fresh, free_at, k):
+        if self.xp is not np or len(outs) != 1:
+            return None
+        ufunc = donation_ufunc(node.op, len(args), node.attrs)
+        if ufunc is None:
+            return None
+        aval = graph.avals[node.outputs[0]]
+        if not aval.ndim:
+            return None
+        for x, s in zip(node.inputs, args):
+            if s in fresh and free_at.get(s) == k and graph.avals[x] == aval:
+                return s
+        return None
+
+    def run(self, inputs) -> list:
+        env = self.template.copy()
+        env[:self.n_inputs] = inputs
+        for step in self.steps:
+            step(env)
+        return [env[s] for s in self.out_slots]
+
+
+def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor) -> Callable:
+    """One step as a closure; variants by arity so the common cases index directly."""
+    op = node.op
+    if donor is not None:
+        return _donating_step(donation_ufunc(op, len(args), node.attrs), args, outs[0], donor,
+                              dead)
+    fn = functools.partial(op.impl, xp, **node.attrs)
+    out = outs if op.multiple_results else outs[0]
+    if op.multiple_results:
+        def step(env):
+            for s, v in zip(out, fn(*[env[a] for a in args])):
+                env[s] = v
+            for s in dead:
+                env[s] = None
+        return step
+    if len(args) == 1 and not dead:
+        (a,) = args
+
+        def step(env):
+            env[out] = fn(env[a])
+        return step
+    if len(args) == 2 and not dead:
+        a, b = args
+
+        def step(env):
+            env[out] = fn(env[a], env[b])
+        return step
+    if len(args) == 1 and len(dead) == 1:
+        (a,), (d,) = args, dead
+
+        def step(env):
+            env[out] = fn(env[a])
+            env[d] = None
+        return step
+
+    def step(env):
+        env[out] = fn(*[env[a] for a in args])
+        for s in dead:
+            env[s] = None
+    return step
+
+
+def _donating_step(ufunc, args, out, donor, dead):
+    if len(args) == 1:
+        (a,) = args
+
+        def step(env):
+            env[out] = ufunc(env[a], out=env[donor])
+            for s in dead:
+                env[s] = None
+        return step
+    if len(args) == 2:
+        a, b = args
+
+        def step(env):
+            env[out] = ufunc(env[a], env[b], out=env[donor])
+            for s in dead:
+                env[s] = None
+        return step
+
+    def step(env):
+        env[out] = ufunc(*[env[a] for a in args], out=env[donor])
+        for s in dead:
+            env[s] = None
+    return step

@@ -1,0 +1,343 @@
+"""``stage`` and ``StagedProgram``: one signature traced once, optimized, and run by a plan.
+
+A program holds its signature (specs), the optimized graph, the execution plan and the output
+structure; nothing else, in particular not the Python function it came from. A warm call with
+plain NumPy arrays checks them against the signature and runs the plan; a call with traced
+arguments (inside ``ad.grad`` or another staging) interprets the graph with ``bind``, so the
+program differentiates and inlines like any other function.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..core import Tracer
+from ..errors import TracingError
+from ..providers import namespace_of
+from ..pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
+from .graph import Graph, evaluate, listing, validate
+from .passes import OptimizationReport, PassReport, optimize
+from .plan import Plan
+from .specs import (
+    LATEST_API_VERSION,
+    PYTHON_SCALAR,
+    SUPPORTED_API_VERSIONS,
+    AbstractValue,
+    ArraySpec,
+    StaticSpec,
+    check_call,
+    is_spec,
+    spec_of_example,
+)
+from .trace import trace_graph
+
+__all__ = ["stage", "StagedProgram", "ArraySpec", "StaticSpec", "AbstractValue",
+           "OptimizationReport", "PassReport", "Constant", "SUPPORTED_API_VERSIONS",
+           "LATEST_API_VERSION"]
+
+
+class Constant(NamedTuple):
+    """A constant of a staged program: its graph value, shape, dtype, origin and value."""
+
+    value_id: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    origin: str
+    value: np.ndarray
+
+
+class StagedProgram:
+    """An immutable, single-signature compiled function. Build one with :func:`stage`.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> program = ad.stage(lambda x: np.sin(x) * 2, np.zeros(3))
+        >>> program(np.zeros(3)).tolist()
+        [0.0, 0.0, 0.0]
+    """
+
+    __slots__ = ("_graph", "_plan", "_in_def", "_specs", "_pos_specs", "_kw_specs", "_out_def",
+                 "_out_python", "_version", "_report", "_seconds", "_fast", "_name",
+                 "__weakref__")
+
+    def __init__(self, *, graph: Graph, in_def: TreeDef, specs: list, out_def: TreeDef,
+                 out_python: list[bool], version: str, report: OptimizationReport,
+                 seconds: float, name: str, xp=np):
+        set_ = object.__setattr__
+        set_(self, "_graph", graph)
+        set_(self, "_plan", Plan(graph, xp))
+        set_(self, "_in_def", in_def)
+        set_(self, "_specs", list(specs))
+        pos, kw = tree_unflatten(in_def, specs)
+        set_(self, "_pos_specs", tuple(pos))
+        set_(self, "_kw_specs", dict(kw))
+        set_(self, "_out_def", out_def)
+        set_(self, "_out_python", tuple(out_python))
+        set_(self, "_version", version)
+        set_(self, "_report", report)
+        set_(self, "_seconds", seconds)
+        set_(self, "_name", name)
+        simple = (xp is np and not kw and all(
+            isinstance(s, ArraySpec) and not s.weak and s.device is None for s in specs)
+            and in_def.children[0] == tree_flatten(tuple(specs))[1])
+        set_(self, "_fast", tuple((s.shape, s.dtype) for s in specs) if simple else None)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("StagedProgram is immutable; stage again to change it")
+
+    def __delattr__(self, name):
+        raise AttributeError("StagedProgram is immutable")
+
+    # --- calling ---------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast is not None and not kwargs and len(args) == len(fast):
+            for a, (shape, dtype) in zip(args, fast):
+                if type(a) is not np.ndarray or a.dtype is not dtype or a.shape != shape:
+                    break
+            else:
+                return self._finish(self._plan.run(args))
+        operands = check_call(self._in_def, self._specs, args, kwargs, self._plan.xp)
+        for a in operands:
+            if isinstance(a, Tracer):
+                return tree_unflatten(self._out_def, evaluate(self._graph, operands))
+        return self._finish(self._plan.run(operands))
+
+    def _finish(self, outs: list):
+        python = self._out_python
+        if True in python:
+            outs = [PYTHON_SCALAR[np.asarray(o).dtype.kind](o) if p else o
+                    for o, p in zip(outs, python)]
+        if self._out_def is LEAF:
+            return outs[0]
+        return tree_unflatten(self._out_def, outs)
+
+    # --- what it is ------------------------------------------------------------------------
+    @property
+    def signature(self) -> tuple[tuple, dict]:
+        """``((positional specs...), {keyword: spec})``."""
+        return self._pos_specs, dict(self._kw_specs)
+
+    @property
+    def array_api_version(self) -> str:
+        return self._version
+
+    @property
+    def optimization(self) -> OptimizationReport:
+        return self._report
+
+    @property
+    def compile_seconds(self) -> float:
+        return self._seconds
+
+    @property
+    def constants(self) -> tuple[Constant, ...]:
+        g = self._graph
+        return tuple(Constant(v, c.shape, c.dtype, g.origins.get(v, "captured"), c)
+                     for v, c in sorted(g.constants.items()))
+
+    @property
+    def graph(self) -> Graph:
+        """A copy of the optimized graph (the program itself never changes)."""
+        return self._graph.copy()
+
+    @property
+    def output_specs(self) -> Any:
+        """The output pytree with an ArraySpec per leaf (weak for Python-scalar outputs)."""
+        from .graph import operand_aval
+        specs = []
+        for x, python in zip(self._graph.outputs, self._out_python):
+            aval = operand_aval(self._graph, x)
+            specs.append(ArraySpec(aval.shape, aval.dtype, weak=python and aval.shape == ()))
+        return tree_unflatten(self._out_def, specs)
+
+    def __str__(self) -> str:
+        return listing(self._graph)
+
+    def __repr__(self) -> str:
+        pos = ", ".join(map(repr, self._pos_specs))
+        kw = "".join(f", {k}={v!r}" for k, v in self._kw_specs.items())
+        return (f"<StagedProgram {self._name}({pos}{kw}): {len(self._graph.nodes)} nodes, "
+                f"Array API {self._version}>")
+
+    # --- saving ----------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The program as plain JSON types (see docs/staging.md for the format).
+
+        Example:
+            >>> import json, numpy as np, advect as ad
+            >>> program = ad.stage(lambda x: x * 2, np.ones(2))
+            >>> restored = ad.StagedProgram.from_dict(json.loads(json.dumps(program.to_dict())))
+            >>> restored(np.array([1.0, 2.0])).tolist()
+            [2.0, 4.0]
+        """
+        from .serialize import to_dict
+        return to_dict(self)
+
+    @classmethod
+    def from_dict(cls, payload: dict) -> StagedProgram:
+        """Validate a payload made by :meth:`to_dict` and rebuild the program.
+
+        Raises:
+            ValueError: a malformed payload (naming the field), another schema version, or an
+                op that is not registered (import or register the primitive first).
+        """
+        from .serialize import from_dict
+        return from_dict(payload)
+
+    def _with_python_outputs(self, flags: list[bool]) -> StagedProgram:
+        return StagedProgram(graph=self._graph, in_def=self._in_def, specs=self._specs,
+                             out_def=self._out_def, out_python=flags, version=self._version,
+                             report=self._report, seconds=self._seconds, name=self._name,
+                             xp=self._plan.xp)
+
+
+# --- stage -----------------------------------------------------------------------------------
+
+def stage(function: Callable | None = None, *examples: Any, specs: tuple | None = None,
+          kw_specs: dict | None = None, array_api_version: str | None = None):
+    """Compile one call signature of ``function`` into an immutable StagedProgram.
+
+    Declare the positional signature either with concrete ``examples`` (their pytree
+    structure, shapes, dtypes, devices and Python-scalar categories; wrap compile-time leaves
+    in ``StaticSpec``) or with ``specs`` (a tuple of spec trees); ``kw_specs`` declares keyword
+    inputs. Without ``function``, returns a decorator. The function is traced once with
+    abstract values; the program never calls it again.
+
+    Raises:
+        TypeError: neither or both of examples and specs, a leaf that is not an array, Python
+            scalar or spec, an unsupported dtype, or examples of several providers.
+        ValueError: an unsupported ``array_api_version``, or incompatible shapes or dtypes
+            found while tracing.
+        TracingError: the function needs data (a Python branch on a value, ``float(x)``, a
+            boolean mask) or draws random numbers.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> program = ad.stage(lambda x: x + 1, np.array([1.0, 2.0]))
+        >>> program(np.array([3.0, 4.0])).tolist()
+        [4.0, 5.0]
+    """
+    if examples and specs is not None:
+        raise TypeError("stage: pass either example arguments or specs=, not both")
+    if not examples and specs is None:
+        raise TypeError("stage: declare the positional signature with example arguments or "
+                        "specs=(ArraySpec(...), ...); use specs=() for a function without "
+                        "positional arguments")
+    if function is None:
+        def decorator(fn: Callable) -> StagedProgram:
+            return stage(fn, *examples, specs=specs, kw_specs=kw_specs,
+                         array_api_version=array_api_version)
+        return decorator
+    if not callable(function):
+        raise TypeError(f"stage: expected a callable, got {type(function).__name__}")
+    start = time.perf_counter()
+    pos, xp = _positional_specs(examples, specs)
+    kw = _keyword_specs(kw_specs)
+    version = _select_version(array_api_version, xp, bool(examples))
+    return build_program(function, pos, kw, version, start, xp)
+
+
+def build_program(function: Callable, pos: tuple, kw: dict, version: str,
+                  start: float | None = None, xp=np) -> StagedProgram:
+    """Trace ``function`` against spec trees ``pos`` / ``kw``, optimize, and plan."""
+    start = time.perf_counter() if start is None else start
+    specs, in_def = tree_flatten((tuple(pos), dict(kw)), is_leaf=is_spec)
+    in_avals = [s.aval for s in specs if isinstance(s, ArraySpec)]
+
+    def call(tracers):
+        it = iter(tracers)
+        leaves = [next(it) if isinstance(s, ArraySpec) else _static_copy(s) for s in specs]
+        args, kwargs = tree_unflatten(in_def, leaves)
+        return function(*args, **kwargs)
+
+    graph, out_def = trace_graph(call, in_avals, xp)
+    validate(graph)
+    graph, report = optimize(graph)
+    from .graph import operand_aval
+    python = [operand_aval(graph, x).weak and operand_aval(graph, x).shape == ()
+              for x in graph.outputs]
+    name = getattr(function, "__name__", type(function).__name__)
+    return StagedProgram(graph=graph, in_def=in_def, specs=specs, out_def=out_def,
+                         out_python=python, version=version, report=report,
+                         seconds=time.perf_counter() - start, name=name, xp=xp)
+
+
+def _static_copy(spec: StaticSpec):
+    import copy
+    return copy.deepcopy(spec.value)
+
+
+def _positional_specs(examples: tuple, specs) -> tuple[tuple, Any]:
+    if specs is not None:
+        if not isinstance(specs, tuple | list):
+            raise TypeError(f"stage: specs must be a tuple of spec trees, got "
+                            f"{type(specs).__name__}")
+        _check_spec_leaves(specs, "specs")
+        return tuple(specs), np
+    trees = []
+    for k, example in enumerate(examples):
+        leaves, treedef = tree_flatten(example, is_leaf=lambda v: isinstance(v, StaticSpec))
+        converted = [spec_of_example(leaf, f"stage: example {k} (leaf {i})")
+                     for i, leaf in enumerate(leaves)]
+        trees.append(tree_unflatten(treedef, converted))
+    arrays = [leaf for e in examples for leaf in tree_flatten(
+        e, is_leaf=lambda v: isinstance(v, StaticSpec))[0]
+        if hasattr(leaf, "__array_namespace__") and not isinstance(leaf, Tracer)]
+    namespaces = {id(namespace_of((a,))): namespace_of((a,)) for a in arrays}
+    if len(namespaces) > 1:
+        raise TypeError("stage: the examples come from several array providers ("
+                        + ", ".join(sorted(getattr(x, "__name__", str(x))
+                                           for x in namespaces.values()))
+                        + "); convert them to one provider")
+    xp = next(iter(namespaces.values()), np)
+    return tuple(trees), xp
+
+
+def _check_spec_leaves(tree, where: str) -> None:
+    for i, leaf in enumerate(tree_flatten(tree, is_leaf=is_spec)[0]):
+        if not is_spec(leaf):
+            raise TypeError(f"stage: {where} leaf {i} is a {type(leaf).__name__}; every leaf "
+                            "must be an ArraySpec or a StaticSpec")
+
+
+def _keyword_specs(kw_specs) -> dict:
+    if kw_specs is None:
+        return {}
+    if not isinstance(kw_specs, dict) or not all(isinstance(k, str) for k in kw_specs):
+        raise TypeError("stage: kw_specs must be a dict from keyword names to spec trees")
+    _check_spec_leaves(kw_specs, "kw_specs")
+    return dict(kw_specs)
+
+
+def _select_version(requested, xp, from_examples: bool) -> str:
+    served = getattr(xp, "__array_api_version__", LATEST_API_VERSION)
+    if requested is None:
+        if not from_examples:
+            return LATEST_API_VERSION
+        usable = [v for v in SUPPORTED_API_VERSIONS if v <= served]
+        if not usable:
+            raise TypeError(f"stage: the examples' provider serves Array API {served}, which "
+                            f"Advect does not support ({', '.join(SUPPORTED_API_VERSIONS)})")
+        return usable[-1]
+    if requested not in SUPPORTED_API_VERSIONS:
+        raise ValueError(f"stage: array_api_version {requested!r} is not supported; use one of "
+                         f"{', '.join(SUPPORTED_API_VERSIONS)}")
+    if from_examples and requested > served:
+        raise TypeError(f"stage: the examples' provider {getattr(xp, '__name__', xp)} serves "
+                        f"Array API revisions up to {served}, not {requested}")
+    return requested
+
+
+def require_program(f, where: str) -> StagedProgram:
+    if not isinstance(f, StagedProgram):
+        raise TypeError(f"{where} needs a StagedProgram (from ad.stage), got "
+                        f"{type(f).__name__}; use ad.vjp for a dynamic pullback")
+    return f
+
+
+__all__ += ["build_program", "require_program", "TracingError"]

@@ -1,0 +1,313 @@
+"""Signatures of staged programs: ArraySpec, StaticSpec, AbstractValue, and the call contract.
+
+A signature is a pytree of specs: an :class:`ArraySpec` stands for an array (or, with
+``weak=True``, a Python scalar of one category), a :class:`StaticSpec` for a compile-time value.
+``check_call`` matches a call against it leaf by leaf and names the leaf that differs.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..core import Tracer
+from ..dtypes import Aval, aval_of, check_dtype
+from ..providers import namespace_of, numpy_dtype
+from ..pytree import TreeDef, keystr, tree_flatten
+
+__all__ = ["ArraySpec", "StaticSpec", "AbstractValue", "SUPPORTED_API_VERSIONS",
+           "LATEST_API_VERSION", "is_spec", "spec_of_example", "check_call", "leaves_up_to"]
+
+# Array API revisions a staged program can record; the Array API frontend imports this list
+SUPPORTED_API_VERSIONS = ("2022.12", "2023.12", "2024.12", "2025.12")
+# the revision chosen when only specs are given (NumPy serves it, so examples agree with specs)
+LATEST_API_VERSION = "2024.12"
+
+# the Python type of each weak-scalar category (NEP 50), by dtype kind
+PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+_WEAK_DTYPE = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+
+class ArraySpec:
+    """Shape, dtype, device and Python-scalar category of one array input, without data.
+
+    ``weak=True`` (rank 0 only) declares a Python scalar: ``ArraySpec((), "float64",
+    weak=True)`` accepts a Python ``float``, which promotes as NumPy 2 promotes Python scalars.
+    ``dtype`` is a NumPy dtype, which compares equal to its name.
+
+    Raises:
+        TypeError: an unsupported dtype (object, bytes, float128, ...), named.
+        ValueError: a negative dimension, or ``weak`` with a shape other than ``()``.
+
+    Example:
+        >>> spec = ArraySpec((4,), "float64")
+        >>> spec.dtype == "float64", spec.shape
+        (True, (4,))
+    """
+
+    __slots__ = ("shape", "dtype", "device", "weak")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any, device: Any = None,
+                 weak: bool = False):
+        try:
+            shape = tuple(operator.index(n) for n in shape)
+        except TypeError:
+            raise TypeError(f"ArraySpec: shape must be a tuple of ints, got {shape!r}") from None
+        if any(n < 0 for n in shape):
+            raise ValueError(f"ArraySpec: shape {shape} has a negative dimension")
+        try:
+            dtype = numpy_dtype(dtype)
+        except TypeError:
+            raise TypeError(f"ArraySpec: {dtype!r} is not a dtype") from None
+        check_dtype(dtype, f"ArraySpec{shape}")
+        if weak and shape != ():
+            raise ValueError(f"ArraySpec: weak=True declares a Python scalar, so the shape must "
+                             f"be (), got {shape}")
+        set_ = object.__setattr__
+        set_(self, "shape", shape)
+        set_(self, "dtype", dtype)
+        set_(self, "device", device)
+        set_(self, "weak", bool(weak))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("ArraySpec is immutable")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def aval(self) -> Aval:
+        return Aval(self.shape, self.dtype, self.weak, self.device)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ArraySpec) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak == other.weak
+                and self.device == other.device)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype.name, self.weak))
+
+    def __repr__(self) -> str:
+        extra = (f", device={self.device!r}" if self.device is not None else "") + (
+            ", weak=True" if self.weak else "")
+        return f"ArraySpec({self.shape!r}, {self.dtype.name!r}{extra})"
+
+    def describe(self) -> str:
+        if self.weak:
+            return f"a Python {PYTHON_SCALAR[self.dtype.kind].__name__}"
+        dims = ",".join(map(str, self.shape))
+        return f"an array of {self.dtype.name}[{dims}]"
+
+
+class StaticSpec:
+    """A compile-time Python value, snapshotted (deep-copied) when the spec is made.
+
+    Static values are part of the signature: a call must pass an equal value.
+
+    Example:
+        >>> options = {"center": True}
+        >>> spec = StaticSpec(options)
+        >>> options["center"] = False
+        >>> spec.value
+        {'center': True}
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        if isinstance(value, Tracer):
+            raise TypeError("StaticSpec: a traced value has no compile-time value")
+        object.__setattr__(self, "value", copy.deepcopy(value))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("StaticSpec is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StaticSpec) and static_equal(self.value, other.value)
+
+    def __hash__(self) -> int:
+        try:
+            return hash(self.value)
+        except TypeError:
+            return hash(repr(self.value))
+
+    def __repr__(self) -> str:
+        return f"StaticSpec({self.value!r})"
+
+
+class AbstractValue:
+    """An array without data, as a custom primitive's abstract rule receives it.
+
+    Example:
+        >>> AbstractValue(ArraySpec((2, 3), "float32")).shape
+        (2, 3)
+    """
+
+    __slots__ = ("spec",)
+
+    def __init__(self, spec: ArraySpec):
+        object.__setattr__(self, "spec", spec)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("AbstractValue is immutable")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.spec.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.spec.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.spec.ndim
+
+    @property
+    def weak(self) -> bool:
+        return self.spec.weak
+
+    def __repr__(self) -> str:
+        return f"AbstractValue({self.spec!r})"
+
+
+def is_spec(x) -> bool:
+    return isinstance(x, ArraySpec | StaticSpec)
+
+
+def static_equal(a, b) -> bool:
+    """Equality that tells 1, 1.0 and True apart and never raises."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(static_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(static_equal(a[k], b[k]) for k in a)
+    try:
+        return bool(np.all(a == b)) if isinstance(a, np.ndarray) else bool(a == b)
+    except Exception:
+        return False
+
+
+def spec_of_example(leaf, where: str):
+    """The spec a concrete example leaf defines."""
+    if isinstance(leaf, StaticSpec):
+        return leaf
+    if type(leaf) in _WEAK_DTYPE:
+        return ArraySpec((), _WEAK_DTYPE[type(leaf)], weak=True)
+    if isinstance(leaf, Tracer):
+        aval = aval_of(leaf)
+        return ArraySpec(aval.shape, aval.dtype)
+    if isinstance(leaf, np.ndarray | np.generic):
+        check_dtype(leaf.dtype, where)
+        return ArraySpec(leaf.shape, leaf.dtype)
+    if hasattr(leaf, "__array_namespace__") and hasattr(leaf, "shape"):
+        dtype = numpy_dtype(leaf.dtype)
+        check_dtype(dtype, where)
+        return ArraySpec(tuple(leaf.shape), dtype)
+    raise TypeError(f"{where} is a {type(leaf).__name__}, which is neither an array nor a "
+                    "Python scalar; wrap compile-time values in ad.StaticSpec(...)")
+
+
+# --- the call contract ---------------------------------------------------------------------------
+
+def leaves_up_to(treedef: TreeDef, value, path: tuple, out: list) -> None:
+    """Append ``(path, subtree)`` for each leaf position of ``treedef`` in ``value``."""
+    if treedef.kind is None:
+        out.append((path, value))
+        return
+    children, node = tree_flatten(value, is_leaf=lambda v: v is not value)
+    if node.kind is not treedef.kind or node.aux != treedef.aux or len(children) != len(
+            treedef.children):
+        expected = treedef.kind.__name__ if treedef.kind is not type(None) else "None"
+        keys = f" with keys {list(treedef.aux)}" if treedef.kind is dict else (
+            f" of length {len(treedef.children)}" if treedef.kind in (tuple, list) else "")
+        raise TypeError(f"argument{keystr(path)} does not match the staged signature: expected "
+                        f"a {expected}{keys}, got {_describe(value)}")
+    keys = treedef.aux if treedef.kind is dict else range(len(children))
+    for key, child_def, child in zip(keys, treedef.children, children):
+        leaves_up_to(child_def, child, (*path, key), out)
+
+
+def _describe(value) -> str:
+    if isinstance(value, dict):
+        return f"a dict with keys {sorted(value, key=repr)}"
+    if isinstance(value, list | tuple):
+        return f"a {type(value).__name__} of length {len(value)}"
+    if type(value) in _WEAK_DTYPE:
+        return f"a Python {type(value).__name__}"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        aval = aval_of(value)
+        return f"an array of {aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+    return f"a {type(value).__name__}"
+
+
+def check_leaf(spec, value, path: tuple, xp) -> Any:
+    """Check one leaf of a call; returns the runtime operand (None for a static leaf)."""
+    where = f"argument{keystr(path)}"
+    if isinstance(spec, StaticSpec):
+        if isinstance(value, StaticSpec):
+            value = value.value
+        if not static_equal(value, spec.value):
+            raise TypeError(f"{where}: the static value {value!r} differs from the staged "
+                            f"{spec.value!r}; stage the function again for another value")
+        return None
+    if isinstance(value, Tracer):
+        aval = aval_of(value)
+        if aval.shape != spec.shape or aval.dtype != spec.dtype:
+            raise ValueError(f"{where}: expected {spec.describe()}, got a traced array of "
+                             f"{aval!r}")
+        return value
+    if spec.weak:
+        if type(value) is not PYTHON_SCALAR[spec.dtype.kind]:
+            raise ValueError(f"{where}: expected {spec.describe()} (a weak scalar), got "
+                             f"{_describe(value)}")
+        return value
+    if type(value) in _WEAK_DTYPE:
+        raise ValueError(f"{where}: expected {spec.describe()}, got {_describe(value)}; pass "
+                         "np.asarray(value) with the staged dtype")
+    if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+        raise TypeError(f"{where}: expected {spec.describe()}, got {_describe(value)}")
+    shape = tuple(value.shape)
+    if shape != spec.shape:
+        raise ValueError(f"{where}: expected {spec.describe()}, got shape {shape}; a staged "
+                         "program runs only the shapes it was staged for")
+    if numpy_dtype(value.dtype) != spec.dtype:
+        raise ValueError(f"{where}: expected {spec.describe()}, got dtype "
+                         f"{numpy_dtype(value.dtype)}")
+    if namespace_of((value,)) is not xp:
+        raise TypeError(f"{where}: the program was staged for {getattr(xp, '__name__', xp)} "
+                        f"arrays, got a {type(value).__name__}")
+    if spec.device is not None and getattr(value, "device", None) != spec.device:
+        raise ValueError(f"{where}: expected device {spec.device!r}, got "
+                         f"{getattr(value, 'device', None)!r}")
+    return value
+
+
+def check_call(in_def: TreeDef, specs: list, args: tuple, kwargs: dict, xp) -> list:
+    """Match a call against the signature; returns the array operands in graph-input order."""
+    expected_kw = in_def.children[1].aux
+    if set(kwargs) != set(expected_kw):
+        missing = sorted(set(expected_kw) - set(kwargs))
+        extra = sorted(set(kwargs) - set(expected_kw))
+        raise TypeError("keyword arguments do not match the staged signature"
+                        + (f"; missing {missing}" if missing else "")
+                        + (f"; unexpected {extra}" if extra else ""))
+    n_pos = len(in_def.children[0].children)
+    if len(args) != n_pos:
+        raise TypeError(f"the program takes {n_pos} positional arguments, got {len(args)}")
+    leaves: list = []
+    for k, (child, value) in enumerate(zip(in_def.children[0].children, args)):
+        leaves_up_to(child, value, (k,), leaves)
+    for name, child in zip(expected_kw, in_def.children[1].children):
+        leaves_up_to(child, kwargs[name], (name,), leaves)
+    operands = []
+    for spec, (path, value) in zip(specs, leaves):
+        operand = check_leaf(spec, value, path, xp)
+        if operand is not None:
+            operands.append(operand)
+    return operands

@@ -1,0 +1,224 @@
+"""The staging trace: abstract values in, a graph out.
+
+A :class:`StageTracer` knows only its aval (shape, dtype, weakness, device); every op applied to
+it becomes a graph node through :meth:`StageTrace.process`. Anything that needs data (``bool()``,
+``float()``, a boolean mask, ambient random numbers) raises a ``TracingError`` naming the call.
+Arrays that are not tracers become snapshotted, read-only constants; Python scalars stay weak
+literals, so NEP 50 promotion is the same as in eager NumPy.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..core import Trace, Tracer
+from ..dtypes import Aval, aval_of, check_dtype
+from ..errors import TracingError
+from ..numpy._methods import INPUT, ArrayTracer
+from ..pytree import TreeDef, tree_flatten
+from .graph import Graph, Literal, Node
+
+__all__ = ["StageTrace", "StageTracer", "AmbientRandomnessError", "trace_graph",
+           "no_ambient_randomness"]
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+class AmbientRandomnessError(TracingError, RuntimeError):
+    """Random numbers were drawn while staging; they would be frozen into the program."""
+
+
+class StageTrace(Trace):
+    """Builds a :class:`Graph`. ``xp`` is the provider whose dtype objects tracers report."""
+
+    __slots__ = ("graph", "xp", "_captured")
+
+    def __init__(self, xp=np):
+        super().__init__()
+        self.graph = Graph()
+        self.xp = xp
+        self._captured: dict[int, tuple[object, int]] = {}  # id(array) -> (array, value id)
+
+    def new_input(self, aval: Aval) -> StageTracer:
+        vid = self.graph.new_value(aval)
+        self.graph.inputs.append(vid)
+        return StageTracer(self, vid, aval, INPUT)
+
+    def operand(self, x, where: str):
+        """The graph operand (value id or Literal) standing for ``x``."""
+        if isinstance(x, StageTracer) and x._trace is self:
+            return x._vid
+        if isinstance(x, Tracer):
+            raise TracingError(
+                f"{where}: a value of another transform reached a staged function (for example "
+                "an ad.grad input captured by a closure); pass it to the staged function as an "
+                "argument instead")
+        if type(x) in _PYTHON_SCALARS:
+            return Literal(x)
+        return self.capture(x, where)
+
+    def capture(self, x, where: str) -> int:
+        seen = self._captured.get(id(x))
+        if seen is not None and seen[0] is x:
+            return seen[1]
+        try:
+            snapshot = np.array(x, copy=True)
+        except TracingError:
+            raise
+        except Exception as exc:
+            raise TypeError(f"{where}: cannot use a {type(x).__name__} as an array "
+                            f"operand ({exc})") from None
+        check_dtype(snapshot.dtype, f"{where}: a captured constant")
+        snapshot.setflags(write=False)  # later writes to x change nothing; returned ones raise
+        vid = self.graph.add_constant(snapshot, "captured")
+        self._captured[id(x)] = (x, vid)
+        return vid
+
+    def process(self, op, args, attrs):
+        graph = self.graph
+        inputs = tuple(self.operand(a, op.name) for a in args)
+        avals = [aval_of(x.value) if type(x) is Literal else graph.avals[x] for x in inputs]
+        out = op.abstract(*avals, **attrs)
+        if op.multiple_results:
+            outs = tuple(graph.new_value(a) for a in out)
+            graph.nodes.append(Node(op, inputs, attrs, outs))
+            return tuple(StageTracer(self, v, a) for v, a in zip(outs, out))
+        vid = graph.new_value(out)
+        graph.nodes.append(Node(op, inputs, attrs, (vid,)))
+        return StageTracer(self, vid, out)
+
+    def dtype_of(self, dtype: np.dtype):
+        """The provider's dtype object for a NumPy dtype (NumPy's own for NumPy)."""
+        return dtype if self.xp is np else getattr(self.xp, dtype.name)
+
+
+class StageTracer(ArrayTracer):
+    """A staged value: an aval and a graph value id, no data."""
+
+    __slots__ = ("_vid", "_aval")
+
+    def __init__(self, trace: StageTrace, vid: int, aval: Aval, mut=None):
+        self._trace = trace
+        self._vid = vid
+        self._aval = aval
+        self._mut = mut
+
+    @property
+    def aval(self) -> Aval:
+        return self._aval
+
+    @property
+    def dtype(self):
+        return self._trace.dtype_of(self._aval.dtype)
+
+    def _concrete(self):
+        return self._concrete_for("reading the value")
+
+    def _concrete_for(self, what):
+        raise TracingError(
+            f"{what} needs the data of a staged value ({self._aval!r}), which staging does not "
+            "have: a staged program must work for every input of its signature. Choose values "
+            "with np.where(condition, a, b) instead of a Python branch, pass compile-time "
+            "values as StaticSpec, or use a dynamic transform (ad.grad, ...) for code that "
+            "needs the data")
+
+    def _clone(self) -> StageTracer:
+        return StageTracer(self._trace, self._vid, self._aval)
+
+    def _assign(self, other: StageTracer) -> None:
+        self._vid = other._vid
+        self._aval = other._aval
+
+    def __repr__(self) -> str:
+        return f"StageTracer(%{self._vid}: {self._aval!r})"
+
+
+# --- ambient randomness ------------------------------------------------------------------------
+# numpy.random's functions are wrapped while any thread stages; a wrapper raises only in a
+# thread that is staging and calls through otherwise, so other threads keep working. The
+# originals are put back when the last staging ends, also when it fails.
+
+_patch_lock = threading.Lock()
+_patch_depth = 0
+_originals: dict[str, Callable] = {}
+_local = threading.local()
+
+
+def _guard(name: str, original: Callable) -> Callable:
+    @functools.wraps(original)
+    def guarded(*args, **kwargs):
+        if getattr(_local, "depth", 0):
+            raise AmbientRandomnessError(
+                f"numpy.random.{name}() was called while staging: its numbers would be frozen "
+                "into the program and repeat on every call. Draw them outside and pass them in "
+                "as an input (ArraySpec), or use a dynamic transform")
+        return original(*args, **kwargs)
+    return guarded
+
+
+def _random_functions() -> Iterator[tuple[str, Callable]]:
+    for name in np.random.__all__:
+        value = getattr(np.random, name, None)
+        if callable(value) and not isinstance(value, type):
+            yield name, value
+
+
+@contextmanager
+def no_ambient_randomness() -> Iterator[None]:
+    """Make numpy.random's functions raise in this thread for the duration."""
+    global _patch_depth
+    with _patch_lock:
+        if _patch_depth == 0:
+            for name, value in _random_functions():
+                _originals[name] = value
+                setattr(np.random, name, _guard(name, value))
+        _patch_depth += 1
+    _local.depth = getattr(_local, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _local.depth -= 1
+        with _patch_lock:
+            _patch_depth -= 1
+            if _patch_depth == 0:
+                for name, value in _originals.items():
+                    setattr(np.random, name, value)
+                _originals.clear()
+
+
+# --- tracing a function --------------------------------------------------------------------------
+
+def trace_graph(fn: Callable[[list], object], in_avals: list[Aval], xp=np,
+                read_only: bool = True) -> tuple[Graph, TreeDef]:
+    """Trace ``fn(tracers)`` once; returns the graph and the output tree structure.
+
+    ``read_only`` marks the tracers as inputs, so writing into them raises ``MutationError``.
+    """
+    trace = StageTrace(xp)
+    tracers = [trace.new_input(aval) for aval in in_avals]
+    if not read_only:
+        for t in tracers:
+            t._mut = None
+    try:
+        with no_ambient_randomness():
+            out = fn(tracers)
+        leaves, treedef = tree_flatten(out)
+        graph = trace.graph
+        graph.outputs = [_output(trace, leaf, k) for k, leaf in enumerate(leaves)]
+    finally:
+        trace.close()
+    return graph, treedef
+
+
+def _output(trace: StageTrace, leaf, k: int):
+    if isinstance(leaf, Tracer) or type(leaf) in _PYTHON_SCALARS:
+        return trace.operand(leaf, f"output {k}")
+    if isinstance(leaf, np.ndarray | np.generic) or hasattr(leaf, "__array_namespace__"):
+        return trace.capture(leaf, f"output {k}")
+    raise TypeError(f"a staged function must return arrays, Python scalars or pytrees of them; "
+                    f"output leaf {k} is a {type(leaf).__name__}")
