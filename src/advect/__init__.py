@@ -38,6 +38,7 @@ from .errors import (
     TracingError,
 )
 from .numpy import array, asarray
+from .primitive import primitive
 
 __version__ = "0.3.0"
 
@@ -47,5 +48,5 @@ __all__ = [
     "hvp", "stop_gradient", "is_traced", "Pullback", "LinearMap", "array", "asarray",
     "AdvectError", "TracingError", "EscapedTracerError", "MissingPrimitiveRuleError",
     "MutationError", "StaleViewError", "NumericsError", "NoJVPError", "NoVJPError",
-    "ImplicitSolveError", "checkpoint", "implicit_root",
+    "ImplicitSolveError", "checkpoint", "implicit_root", "primitive",
 ]

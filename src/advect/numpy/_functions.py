@@ -483,19 +483,12 @@ def _outer(a, b, out=None):
     return ops.multiply(ops.expand_dims(_ravel(a), axes=(1,)), _ravel(b))
 
 
-@implements(np.einsum)
-def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
-    _no_out("einsum", out)
-    if not isinstance(subscripts, str):
-        raise TypeError("einsum on traced arrays takes the subscripts-string form")
-    return ops.einsum(*operands, subscripts=subscripts.replace(" ", ""))
-
-
 
 # the sibling modules register the rest of the table; imported last, as they import from here
 from . import (  # noqa: E402,F401
     _creation,
     _indexing_funcs,
+    _linalg,
     _shaping,
     _sorting,
     _statistics,

@@ -1,0 +1,616 @@
+"""Custom primitives: a user function that Advect treats as one operation with the user's rules.
+
+``primitive(f, name=...)`` returns a :class:`Primitive` handle. Calling it flattens the pytree
+arguments and binds one :class:`~advect.core.Op` registered under ``name``, so graphs and saved
+programs refer to the primitive by that name. The rules are attached with ``def_abstract``,
+``def_jvp`` and ``def_transpose``:
+
+* ``abstract(*args, **static)`` gets the dynamic arguments with ``AbstractValue`` leaves and
+  returns the output's ``ArraySpec`` pytree (staging needs it);
+* ``jvp(output, primals, tangents, **static)`` gets the output as ``f`` returned it and flat
+  tuples of the dynamic leaves and their tangents (``None`` for a zero or nondifferentiable
+  tangent); it returns the output tangent, written with NumPy calls so that it traces;
+* ``transpose(cotangent, primals, output, **static)`` gets the output cotangent (``None``
+  leaves are zeros) and returns one cotangent (or ``None``) per dynamic leaf: the real adjoint
+  of the JVP, ``J^T ct``.
+
+Forward mode runs the JVP rule. Reverse mode runs the transpose rule when there is one: the
+linear tape records the primitive's own linear-map op (registered as ``name + ".linear_map"``),
+whose transpose calls the rule. Without a transpose rule, the JVP rule runs on tape variables
+and reverse mode transposes what it recorded. A primitive with only a transpose rule raises
+``NoJVPError`` in forward mode; a transform that needs a missing rule raises
+``MissingPrimitiveRuleError`` naming the primitive and the rule.
+
+Example:
+    >>> import numpy as np
+    >>> import advect as ad
+    >>> @ad.primitive(name="doc_cube")
+    ... def cube(x):
+    ...     return x ** 3
+    >>> @cube.def_jvp
+    ... def _(output, primals, tangents):
+    ...     (x,), (dx,) = primals, tangents
+    ...     return 3 * x ** 2 * dx
+    >>> ad.grad(lambda x: np.sum(cube(x)))(np.array([1.0, 2.0]))
+    array([ 3., 12.])
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from .core import REGISTRY, Op, Trace, Tracer, bind
+from .dtypes import Aval, aval_of
+from .errors import MissingPrimitiveRuleError, NoJVPError, TracingError
+from .numpy._methods import ArrayTracer
+from .ops._rules import fit, is_linear
+from .pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["primitive", "Primitive", "LINEAR_MAP_SUFFIX"]
+
+LINEAR_MAP_SUFFIX = ".linear_map"
+_SCALARS = (bool, int, float, complex)
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def primitive(function: Callable | None = None, /, *, name: str,
+              static_argnames: str | Iterable[str] = (),
+              nondiff_argnames: str | Iterable[str] = ()):
+    """Make ``function`` a custom operation named ``name`` (decorator or direct call).
+
+    Arguments named in ``static_argnames`` become attributes of the operation (they must be
+    ``None``, bools, ints, floats, strings or tuples/lists of them, so saved programs can hold
+    them); every other argument is a dynamic operand: an array, a Python scalar, or a pytree of
+    them made of tuples, lists, dicts with string keys and ``None``. Arguments named in
+    ``nondiff_argnames`` are dynamic operands whose tangents are always ``None``.
+
+    The name must be new, except that running the same definition again (the same module and
+    qualified name: a reloaded module, a re-run notebook cell) replaces the earlier primitive.
+
+    Raises:
+        ValueError: the name is taken by a built-in op or another primitive, or the argnames
+            are not parameters of ``function`` or overlap.
+        TypeError: ``function`` is not callable or takes ``*args`` / ``**kwargs``.
+
+    Example:
+        >>> import numpy as np
+        >>> import advect as ad
+        >>> @ad.primitive(name="doc_scale", static_argnames="factor")
+        ... def scale(x, factor):
+        ...     return x * factor
+        >>> scale(np.array([1.0, 2.0]), factor=3)
+        array([3., 6.])
+    """
+    if function is None:
+        return lambda f: Primitive(f, name=name, static_argnames=static_argnames,
+                                   nondiff_argnames=nondiff_argnames)
+    return Primitive(function, name=name, static_argnames=static_argnames,
+                     nondiff_argnames=nondiff_argnames)
+
+
+class _PrimitiveOp(Op):
+    """An ``Op`` that knows the primitive handle it belongs to."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: Primitive, name: str, **fields):
+        super().__init__(name, **fields)
+        self.handle = handle
+
+
+class Primitive:
+    """The callable handle of a custom primitive; see :func:`primitive`.
+
+    ``op`` is the registered operation; ``linear_map`` is the op the linear tape records for
+    a primitive with a transpose rule.
+    """
+
+    def __init__(self, function: Callable, *, name: str, static_argnames=(),
+                 nondiff_argnames=()):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"primitive: name must be a non-empty string, got {name!r}")
+        if not callable(function):
+            raise TypeError(f"primitive {name!r}: expected a function, got "
+                            f"{type(function).__name__}")
+        self.name = name
+        self.function = function
+        self._signature, self._dynamic, self._static, self._nondiff = _parameters(
+            name, function, static_argnames, nondiff_argnames)
+        params = self._signature.parameters.values()
+        self._positional = tuple(p.name for p in params if p.kind in _POSITIONAL)
+        self._keywords = tuple(p.name for p in params if p.kind not in _POSITIONAL)
+        self._abstract: Callable | None = None
+        self._jvp: Callable | None = None
+        self._transpose: Callable | None = None
+        self._out_trees: dict = {}
+        _release_name(name, function)
+        self.op = _PrimitiveOp(self, name, abstract=self._abstract_rule, impl=self._impl,
+                               jvp=self._jvp_rule, transpose=self._transpose_rule,
+                               attrs=("operands", "static"), multiple_results=True)
+        self.linear_map = _PrimitiveOp(
+            self, name + LINEAR_MAP_SUFFIX, abstract=self._linear_abstract,
+            impl=self._linear_impl, jvp=self._linear_jvp, transpose=self._linear_transpose,
+            attrs=("operands", "static", "tangents"), multiple_results=True)
+        functools.update_wrapper(self, function, updated=())
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name!r})"
+
+    @property
+    def _label(self) -> str:
+        label = getattr(self, "__name__", "")
+        return label if label.isidentifier() else "primitive"
+
+    # --- rules ---------------------------------------------------------------------------------
+    def def_abstract(self, rule: Callable) -> Callable:
+        """Set the abstract rule ``abstract(*args, **static) -> ArraySpec pytree``; returns it.
+
+        Example:
+            >>> import numpy as np, advect as ad
+            >>> double = ad.primitive(lambda x: 2 * x, name="doc_double")
+            >>> @double.def_abstract
+            ... def _(x):
+            ...     return x.spec
+        """
+        self._abstract = _checked_rule(self.name, "abstract", rule)
+        return rule
+
+    def def_jvp(self, rule: Callable) -> Callable:
+        """Set the JVP rule ``jvp(output, primals, tangents, **static) -> output tangent``.
+
+        Example:
+            >>> import numpy as np, advect as ad
+            >>> sine = ad.primitive(lambda x: np.sin(x), name="doc_sine")
+            >>> _ = sine.def_jvp(lambda out, primals, tangents: np.cos(primals[0]) * tangents[0])
+            >>> ad.jvp(sine)(np.array([0.0]), tangents=np.array([2.0]))[1]
+            array([2.])
+        """
+        self._jvp = _checked_rule(self.name, "jvp", rule)
+        return rule
+
+    def def_transpose(self, rule: Callable) -> Callable:
+        """Set the transpose rule ``transpose(cotangent, primals, output, **static)``, which
+        returns one cotangent (or ``None``) per dynamic leaf.
+
+        Example:
+            >>> import numpy as np, advect as ad
+            >>> sine = ad.primitive(lambda x: np.sin(x), name="doc_sine_rev")
+            >>> _ = sine.def_transpose(lambda ct, primals, out: (ct * np.cos(primals[0]),))
+            >>> ad.grad(lambda x: np.sum(sine(x)))(np.array([0.0]))
+            array([1.])
+        """
+        self._transpose = _checked_rule(self.name, "transpose", rule)
+        return rule
+
+    # --- calling -------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        leaves, operands, static = self._operands(args, kwargs)
+        outs = bind(self.op, *leaves, operands=operands, static=static)
+        return tree_unflatten(self._out_tree(operands, static, leaves), outs)
+
+    def abstract_eval(self, *args, **kwargs):
+        """The output's ``ArraySpec`` pytree for a call, from the abstract rule alone.
+
+        Raises:
+            MissingPrimitiveRuleError: the primitive has no abstract rule.
+
+        Example:
+            >>> import numpy as np, advect as ad
+            >>> half = ad.primitive(lambda x: x[::2], name="doc_half")
+            >>> _ = half.def_abstract(lambda x: ad.ArraySpec(((x.shape[0] + 1) // 2,), x.dtype))
+            >>> half.abstract_eval(np.zeros(5, np.float32))
+            ArraySpec((3,), 'float32')
+        """
+        array_spec, _ = _staging_classes(self.name)
+        leaves, operands, static = self._operands(args, kwargs)
+        avals = self.op.abstract(*map(aval_of, leaves), operands=operands, static=static)
+        specs = [array_spec(a.shape, a.dtype, device=a.device, weak=a.weak) for a in avals]
+        return tree_unflatten(self._out_tree(operands, static, leaves), specs)
+
+    def _operands(self, args, kwargs):
+        """Flat dynamic leaves and the op's attrs (``operands``, ``static``) for a call."""
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"primitive {self.name!r}: {exc}") from None
+        bound.apply_defaults()
+        values = bound.arguments
+        leaves: list = []
+        operands = tuple((pname, _flatten_operand(self.name, pname, values[pname], leaves))
+                         for pname in self._dynamic)
+        static = tuple((pname, _static_value(self.name, pname, values[pname]))
+                       for pname in self._static)
+        return leaves, operands, static
+
+    def _call_function(self, operands, static, leaves):
+        values = dict(zip((p for p, _ in operands), _rebuild_operands(operands, leaves)))
+        values.update(static)
+        return self.function(*(values[p] for p in self._positional),
+                             **{p: values[p] for p in self._keywords})
+
+    # --- output structure ------------------------------------------------------------------------
+    # The op's results are flat. Whichever rule first sees a call signature (the implementation
+    # or the abstract rule, both reached by every bind) records the output's tree structure here,
+    # keyed by the attrs and the input shapes and dtypes; the handle and the JVP and transpose
+    # rules read it back.
+    def _record_out_tree(self, operands, static, leaves, treedef: TreeDef) -> None:
+        key = _signature_key(operands, static, leaves)
+        known = self._out_trees.setdefault(key, treedef)
+        if known != treedef:
+            raise ValueError(f"primitive {self.name!r} returned the structure {treedef!r} where "
+                             f"it returned {known!r} before for the same input shapes and "
+                             "dtypes; a primitive's output structure must depend only on them "
+                             "(and its abstract rule must agree with its implementation)")
+
+    def _out_tree(self, operands, static, leaves) -> TreeDef:
+        treedef = self._out_trees.get(_signature_key(operands, static, leaves))
+        if treedef is None:
+            raise TracingError(f"primitive {self.name!r}: its output structure is unknown for "
+                               "this call because neither its implementation nor its abstract "
+                               "rule ran for it")
+        return treedef
+
+    # --- the registered op's rules ---------------------------------------------------------------
+    def _impl(self, xp, *leaves, operands, static):
+        out = self._call_function(operands, static, leaves)
+        outs, treedef = tree_flatten(out)
+        for k, o in enumerate(outs):
+            if not (_is_array(o) or type(o) in _SCALARS):
+                raise TypeError(f"primitive {self.name!r} returned a {type(o).__name__} as "
+                                f"output leaf {k}; outputs must be arrays or pytrees of arrays")
+        self._record_out_tree(operands, static, leaves, treedef)
+        return tuple(outs)
+
+    def _abstract_rule(self, *avals, operands, static):
+        if self._abstract is None:
+            raise self._missing("abstract", "to stage it or to put it on a linear tape")
+        array_spec, abstract_value = _staging_classes(self.name)
+        args = _rebuild_operands(operands, [_abstract_leaf(abstract_value, array_spec, a)
+                                            for a in avals])
+        result = self._abstract(*args, **dict(static))
+        specs, treedef = tree_flatten(result, is_leaf=lambda s: isinstance(s, array_spec))
+        out = []
+        for k, s in enumerate(specs):
+            if not isinstance(s, array_spec):
+                raise TypeError(f"primitive {self.name!r}: the abstract rule returned a "
+                                f"{type(s).__name__} as output leaf {k}; return ArraySpecs")
+            out.append(s.aval)
+        self._record_out_tree(operands, static, avals, treedef)
+        return tuple(out)
+
+    def _jvp_rule(self, primals, tangents, out, *, operands, static):
+        tangents = self._live_tangents(operands, primals, tangents)
+        if all(t is None for t in tangents):
+            return (None,) * len(out)
+        on_tape = any(is_linear(t) for t in tangents if t is not None)
+        if self._transpose is not None and (on_tape or self._jvp is None):
+            if not on_tape:
+                raise NoJVPError(f"primitive {self.name!r} has only a transpose rule, so it works "
+                                 "in reverse mode only; define a JVP rule with "
+                                 f"@{self._label}.def_jvp to use it in forward mode")
+            slots = tuple(i for i, t in enumerate(tangents) if t is not None)
+            result = bind(self.linear_map, *primals, *out, *(tangents[i] for i in slots),
+                          operands=operands, static=static, tangents=slots)
+            return tuple(r if _inexact(o) else None for r, o in zip(result, out))
+        if self._jvp is None:
+            raise self._missing("jvp", "to differentiate it (or a transpose rule, for reverse "
+                                "mode only)")
+        return self._run_jvp(primals, tangents, out, operands, static)
+
+    def _transpose_rule(self, ct, *args, operands, static):
+        # reached only when a JVP rule applied this primitive to tangents (a linear primitive)
+        if self._transpose is None:
+            raise self._missing("transpose", "because a JVP rule applied it to tangents, which "
+                                "puts it on the linear tape of reverse mode")
+        cts = self._run_transpose(ct, args, None, operands, static)
+        return tuple(c if is_linear(a) else None for a, c in zip(args, cts))
+
+    # --- the linear map of a primitive with a transpose rule ------------------------------------
+    def _split_linear(self, args, operands, tangents):
+        n = sum(_leaf_count(code) for _, code in operands)
+        n_out = len(args) - n - len(tangents)
+        return args[:n], args[n:n + n_out], args[n + n_out:]
+
+    def _linear_abstract(self, *avals, operands, static, tangents):
+        _, out_avals, _ = self._split_linear(avals, operands, tangents)
+        return tuple(out_avals)
+
+    def _linear_impl(self, xp, *args, operands, static, tangents):
+        # applying the linear map forward (LinearMap, forward-mode jacobian) is the JVP
+        if self._jvp is None:
+            raise NoJVPError(f"primitive {self.name!r} has only a transpose rule, so its "
+                             "linearization cannot be applied forward; define a JVP rule with "
+                             f"@{self._label}.def_jvp")
+        primals, out, given = self._split_linear(args, operands, tangents)
+        full = [None] * len(primals)
+        for i, t in zip(tangents, given):
+            full[i] = t
+        result = self._run_jvp(primals, full, out, operands, static)
+        return tuple(xp.zeros_like(o) if r is None else r for r, o in zip(result, out))
+
+    def _linear_jvp(self, primals, tangents, out, **attrs):
+        raise NoJVPError(f"the linear map of primitive {self.name!r} has no JVP rule")
+
+    def _linear_transpose(self, ct, *args, operands, static, tangents):
+        primals, out, given = self._split_linear(args, operands, tangents)
+        cts = self._run_transpose(ct, primals, out, operands, static)
+        return (None,) * (len(primals) + len(out)) + tuple(cts[i] for i in tangents)
+
+    # --- running the user's rules -----------------------------------------------------------------
+    def _live_tangents(self, operands, primals, tangents) -> list:
+        """Tangents with ``None`` forced for nondifferentiable arguments and non-float leaves."""
+        live = list(tangents)
+        i = 0
+        for pname, code in operands:
+            n = _leaf_count(code)
+            for k in range(i, i + n):
+                if pname in self._nondiff or not _inexact(primals[k]):
+                    live[k] = None
+            i += n
+        return live
+
+    def _run_jvp(self, primals, tangents, out, operands, static) -> tuple:
+        output = tree_unflatten(self._out_tree(operands, static, primals), out)
+        trace = _RuleTrace()
+        try:
+            views = tuple(None if t is None else trace.view(t) for t in tangents)
+            result = self._jvp(output, tuple(primals), views, **dict(static))
+            result = tree_map(trace.unview, result, is_leaf=lambda x: x is None)
+        finally:
+            trace.close()
+        if result is None:
+            return (None,) * len(out)
+        leaves = tree_flatten(result, is_leaf=lambda x: x is None)[0]
+        if len(leaves) != len(out):
+            raise ValueError(f"primitive {self.name!r}: the JVP rule returned {len(leaves)} "
+                             f"tangents for {len(out)} outputs; return one per output leaf, "
+                             "in the output's structure")
+        return tuple(None if t is None or not _inexact(o) else fit(t, aval_of(o))
+                     for t, o in zip(leaves, out))
+
+    def _run_transpose(self, ct, primals, out, operands, static) -> tuple:
+        treedef = self._out_tree(operands, static, primals)
+        cotangent = tree_unflatten(treedef, ct)
+        output = None if out is None else tree_unflatten(treedef, out)
+        result = self._transpose(cotangent, tuple(primals), output, **dict(static))
+        if not isinstance(result, tuple | list) or len(result) != len(primals):
+            got = (f"{len(result)} entries" if isinstance(result, tuple | list)
+                   else f"a {type(result).__name__}")
+            raise ValueError(f"primitive {self.name!r}: the transpose rule returned {got}; it "
+                             f"must return a tuple with one cotangent (or None) for each of "
+                             f"its {len(primals)} dynamic leaves")
+        live = self._live_tangents(operands, primals, result)
+        return tuple(live)
+
+    def _missing(self, rule: str, why: str) -> MissingPrimitiveRuleError:
+        return MissingPrimitiveRuleError(
+            f"primitive {self.name!r} has no {rule} rule, which it needs {why}; define one with "
+            f"@{self._label}.def_{rule}")
+
+
+# --- the rule trace: NumPy syntax for tape variables ----------------------------------------------
+
+class _RuleTrace(Trace):
+    """Runs a user's JVP rule: tape variables get NumPy syntax as views, and each op on a view is
+    bound again on the variable itself, so the linear tape records it."""
+
+    __slots__ = ()
+
+    def view(self, x):
+        return _TapeView(self, x) if is_linear(x) else x
+
+    def unview(self, x):
+        return x.value if type(x) is _TapeView and x._trace is self else x
+
+    def process(self, op, args, attrs):
+        out = bind(op, *(self.unview(a) for a in args), **attrs)
+        if op.multiple_results:
+            return tuple(self.view(o) for o in out)
+        return self.view(out)
+
+
+class _TapeView(ArrayTracer):
+    """A tape variable as the JVP rule of a custom primitive sees it: shape and dtype, no data."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, trace: _RuleTrace, value):
+        self._trace = trace
+        self.value = value
+        self._mut = None
+
+    @property
+    def aval(self):
+        return self.value.aval
+
+    def _concrete(self):
+        raise TracingError("a tangent inside the JVP rule of a custom primitive has no value in "
+                           "reverse mode; the rule must be linear in the tangents and use only "
+                           "NumPy calls on them")
+
+    def _clone(self):
+        return _TapeView(self._trace, self.value)
+
+    def _assign(self, new) -> None:
+        self.value = new.value
+
+
+# --- arguments, attrs and structures --------------------------------------------------------------
+
+def _parameters(name, function, static_argnames, nondiff_argnames):
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        raise TypeError(f"primitive {name!r}: cannot read the signature of {function!r}; wrap "
+                        "it in a def with named parameters") from None
+    params = signature.parameters
+    for p in params.values():
+        if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise TypeError(f"primitive {name!r}: parameter {p.name!r} is variadic; a "
+                            "primitive's parameters must be named")
+    static = _argnames(name, "static_argnames", static_argnames, params)
+    nondiff = _argnames(name, "nondiff_argnames", nondiff_argnames, params)
+    both = static & nondiff
+    if both:
+        raise ValueError(f"primitive {name!r}: {sorted(both)} are named in both static_argnames "
+                         "and nondiff_argnames; a static argument has no tangent anyway")
+    dynamic = tuple(p for p in params if p not in static)
+    return signature, dynamic, tuple(p for p in params if p in static), frozenset(nondiff)
+
+
+def _argnames(name, what, names, params) -> frozenset:
+    names = (names,) if isinstance(names, str) else tuple(names)
+    for n in names:
+        if n not in params:
+            raise ValueError(f"primitive {name!r}: {what} names {n!r}, which is not a parameter "
+                             f"of the function (its parameters: {', '.join(params) or 'none'})")
+    return frozenset(names)
+
+
+def _checked_rule(name: str, rule: str, fn) -> Callable:
+    if not callable(fn):
+        raise TypeError(f"primitive {name!r}: def_{rule} expects a function, got "
+                        f"{type(fn).__name__}")
+    return fn
+
+
+def _release_name(name: str, function) -> None:
+    """Refuse a taken name, except for a re-run of the same definition, which replaces it."""
+    taken = []
+    for n in (name, name + LINEAR_MAP_SUFFIX):
+        existing = REGISTRY.get(n)
+        if existing is None:
+            continue
+        handle = getattr(existing, "handle", None)
+        if handle is None:
+            raise ValueError(f"primitive {name!r}: {n!r} is the name of a built-in operation; "
+                             "choose another name")
+        if not _same_definition(handle.function, function):
+            raise ValueError(f"primitive {name!r}: the name {n!r} is taken by the primitive "
+                             f"{handle.name!r} defined by {_qualified(handle.function)}; "
+                             "choose another name")
+        taken.append(n)
+    for n in taken:
+        del REGISTRY[n]
+
+
+def _qualified(function) -> str:
+    return (f"{getattr(function, '__module__', '?')}."
+            f"{getattr(function, '__qualname__', type(function).__name__)}")
+
+
+def _same_definition(a, b) -> bool:
+    return (getattr(a, "__qualname__", None) is not None
+            and _qualified(a) == _qualified(b))
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, Tracer | np.ndarray | np.generic) or (
+        hasattr(x, "shape") and hasattr(x, "dtype"))
+
+
+def _inexact(x) -> bool:
+    return aval_of(x).dtype.kind in "fc"
+
+
+def _flatten_operand(name: str, pname: str, value, leaves: list):
+    """Append ``value``'s leaves to ``leaves``; return its JSON-friendly structure code."""
+    if _is_array(value) or type(value) in _SCALARS:
+        leaves.append(value)
+        return "*"
+    flat, treedef = tree_flatten(value)
+    for leaf in flat:
+        if not (_is_array(leaf) or isinstance(leaf, _SCALARS)):
+            raise TypeError(f"primitive {name!r}: argument {pname!r} holds a "
+                            f"{type(leaf).__name__}, not an array or a number; name it in "
+                            "static_argnames if it is a setting")
+    leaves.extend(flat)
+    return _tree_code(name, pname, treedef)
+
+
+def _tree_code(name: str, pname: str, treedef: TreeDef):
+    """``"*"`` for a leaf, ``None`` for None, ``("tuple"|"list", children)``,
+    ``("dict", keys, children)``: a structure saved programs can store."""
+    kind = treedef.kind
+    if kind is None:
+        return "*"
+    if kind is type(None):
+        return None
+    children = tuple(_tree_code(name, pname, c) for c in treedef.children)
+    if kind is tuple or kind is list:
+        return (kind.__name__, children)
+    if kind is dict and all(isinstance(k, str) for k in treedef.aux):
+        return ("dict", tuple(treedef.aux), children)
+    raise TypeError(f"primitive {name!r}: argument {pname!r} is a pytree with a "
+                    f"{kind.__name__} node; primitive operands may nest only tuples, lists, "
+                    "dicts with string keys and None, so that saved programs can rebuild them")
+
+
+def _leaf_count(code) -> int:
+    if code == "*":
+        return 1
+    if code is None:
+        return 0
+    return sum(_leaf_count(c) for c in code[-1])
+
+
+def _rebuild(code, leaves):
+    if code == "*":
+        return next(leaves)
+    if code is None:
+        return None
+    if code[0] == "dict":
+        return {k: _rebuild(c, leaves) for k, c in zip(code[1], code[2])}
+    items = [_rebuild(c, leaves) for c in code[1]]
+    return tuple(items) if code[0] == "tuple" else items
+
+
+def _rebuild_operands(operands, leaves) -> list:
+    it = iter(leaves)
+    return [_rebuild(code, it) for _, code in operands]
+
+
+def _static_value(name: str, pname: str, value):
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return value.item()
+    if isinstance(value, tuple | list):
+        return tuple(_static_value(name, pname, v) for v in value)
+    raise TypeError(f"primitive {name!r}: static argument {pname!r} is a "
+                    f"{type(value).__name__}; static arguments become attributes of saved "
+                    "programs, so they must be None, bools, ints, floats, strings or "
+                    "tuples/lists of them (pass arrays as dynamic arguments)")
+
+
+def _frozen(x):
+    return tuple(_frozen(v) for v in x) if isinstance(x, tuple | list) else x
+
+
+def _signature_key(operands, static, leaves) -> tuple:
+    key = (operands, static, tuple((a.shape, a.dtype) for a in map(aval_of, leaves)))
+    try:
+        hash(key)
+    except TypeError:  # attrs read back from JSON hold lists
+        key = (_frozen(operands), _frozen(static), key[2])
+    return key
+
+
+# --- staging classes, imported lazily (staging imports this package) ----------------------------
+
+def _staging_classes(name: str):
+    try:
+        from .staging.specs import AbstractValue, ArraySpec
+    except ImportError:
+        raise TracingError(f"primitive {name!r}: abstract evaluation needs advect's staging "
+                           "module, which is not available") from None
+    return ArraySpec, AbstractValue
+
+
+def _abstract_leaf(abstract_value, array_spec, aval: Aval) -> Any:
+    return abstract_value(array_spec(aval.shape, aval.dtype, device=aval.device, weak=aval.weak))
