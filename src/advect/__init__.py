@@ -38,6 +38,15 @@ from .errors import (
     TracingError,
 )
 from .numpy import array, asarray
+from .staging import (
+    AbstractValue,
+    ArraySpec,
+    OptimizationReport,
+    StagedProgram,
+    StaticSpec,
+    stage,
+    vjp_program,
+)
 from .primitive import primitive
 
 __version__ = "0.3.0"
