@@ -54,6 +54,24 @@ def const(value):
     return lambda: value
 
 
+def spd(*shape, seed=7, complex_=False):
+    """Well-conditioned Hermitian positive definite matrices (cholesky, eigh, solves)."""
+    def make():
+        a = _rng(seed).uniform(-1, 1, shape)
+        if complex_:
+            a = a + 1j * _rng(seed + 1).uniform(-1, 1, shape)
+        return a @ np.conj(np.swapaxes(a, -1, -2)) + shape[-1] * np.eye(shape[-1])
+    return make
+
+
+def spread_eigenvalues(n, seed=8):
+    """A nonsymmetric matrix with real eigenvalues 1..n, far apart (eig)."""
+    def make():
+        q = np.eye(n) + 0.3 * _rng(seed).uniform(-1, 1, (n, n))
+        return q @ np.diag(np.arange(1.0, n + 1)) @ np.linalg.inv(q)
+    return make
+
+
 @dataclass
 class OpCase:
     op: Any
@@ -234,5 +252,39 @@ CASES = [
     *SPECIAL_CASES,
     # --- reductions, shape, indexing and creation ops added later (NumPy functions work) ---
     # --- linalg, einsum and fft ops ---
+    C(ops.einsum, (floats(3, 4), floats(4, 2, seed=1)), {"subscripts": "ij,jk->ik"}),
+    C(ops.einsum, (floats(3, 3),), {"subscripts": "ii->i"}, name="einsum_diagonal"),
+    C(ops.einsum, (floats(3, 3),), {"subscripts": "ii->"}, name="einsum_trace"),
+    C(ops.einsum, (floats(3, 3, 2), floats(2, seed=1)), {"subscripts": "iij,j->ij"},
+      name="einsum_repeated_letter"),
+    C(ops.einsum, (floats(3, 2), floats(4, seed=1)), {"subscripts": "ij,k->k"},
+      name="einsum_letter_in_one_operand"),
+    C(ops.einsum, (floats(2, 1, 3), floats(4, 3, seed=1)), {"subscripts": "...i,...i->..."},
+      name="einsum_ellipsis_broadcast"),
+    C(ops.einsum, (complexes(2, 3), floats(3, 2), floats(2, 2, seed=1)),
+      {"subscripts": "ij,jk,kl->il"}, name="einsum_chain_complex"),
+    C(ops.inv, (spd(3, 3),)),
+    C(ops.inv, (spd(2, 3, 3, complex_=True),), name="inv_batch_complex"),
+    C(ops.solve, (spd(3, 3), floats(3, 2))),
+    C(ops.solve, (spd(2, 3, 3), floats(3, 1)), name="solve_batch_broadcast"),
+    C(ops.triangular_solve, (spd(3, 3), floats(3, 2)), {"lower": True}),
+    C(ops.triangular_solve, (spd(3, 3, complex_=True), complexes(3, 2)), {"lower": False},
+      name="triangular_solve_upper_complex"),
+    C(ops.det, (floats(2, 3, 3),)),
+    C(ops.slogdet, (floats(3, 3),)),
+    C(ops.slogdet, (complexes(3, 3),), name="slogdet_complex"),
+    C(ops.pinv, (floats(4, 3),), {"rcond": None, "hermitian": False}),
+    C(ops.cholesky, (spd(3, 3),)),
+    C(ops.cholesky, (spd(2, 3, 3, complex_=True),), name="cholesky_batch_complex"),
+    C(ops.eigh, (spd(4, 4),), {"lower": True}),
+    C(ops.eigh, (spd(4, 4),), {"lower": False}, name="eigh_upper"),
+    C(ops.eigvalsh, (spd(2, 3, 3, complex_=True),), {"lower": True}),
+    C(ops.eig, (spread_eigenvalues(3),)),
+    C(ops.svd, (floats(4, 3),), {"full_matrices": False}),
+    C(ops.svd, (floats(2, 3, 4),), {"full_matrices": False}, name="svd_wide_batch"),
+    C(ops.svdvals, (complexes(4, 3),)),
+    C(ops.qr, (floats(4, 3),), {"complete": False}),
+    C(ops.qr, (floats(3, 4),), {"complete": False}, name="qr_wide"),
+    C(ops.qr, (complexes(3, 3),), {"complete": False}, name="qr_complex"),
     # --- checkpoint, implicit and custom primitive ops ---
 ]

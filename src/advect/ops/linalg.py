@@ -146,6 +146,9 @@ def einsum_letters(subscripts: str, ndims) -> tuple[list[str], str]:
             raise ValueError(f"einsum: subscripts {s!r} do not match an operand with {nd} "
                              "dimensions")
         letters.append(s)
+    if ell and "..." not in out:
+        raise ValueError(f"einsum: {subscripts!r} broadcasts over '...' but its output has no "
+                         "'...' to hold those dimensions")
     return letters, out.replace("...", ell)
 
 

@@ -1,0 +1,504 @@
+"""``numpy.linalg`` and ``numpy.einsum`` on traced arrays.
+
+Each function translates to the canonical ops of ``ops/linalg.py``; the rest (norms, condition
+numbers, powers, tensor solves, ...) are composites of them. Results that NumPy returns as named
+tuples (``EighResult``, ``SVDResult``, ...) come back as named tuples with the same fields.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections import namedtuple
+
+import numpy as np
+
+from .. import ops
+from ..dtypes import aval_of
+from ..errors import TracingError
+from ..ops._rules import normalize_axes
+from ._functions import _tensordot, concrete, implements
+
+__all__ = ["einsum_subscripts"]
+
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+_LABELS = string.ascii_uppercase + string.ascii_lowercase  # NumPy's sublist integers 0..51
+
+
+def _shape(x):
+    return aval_of(x).shape
+
+
+def _ndim(x):
+    return len(aval_of(x).shape)
+
+
+def _inexact(x):
+    """``x`` as a float array (integers and bools become float64, as numpy.linalg does)."""
+    return x if aval_of(x).dtype.kind in "fc" else ops.astype(x, dtype="float64")
+
+
+def _mH(x):
+    t = ops.matrix_transpose(x)
+    return ops.conj(t) if aval_of(x).dtype.kind == "c" else t
+
+
+# --- einsum ----------------------------------------------------------------------------------
+
+def _sublist(labels) -> str:
+    out = []
+    for label in labels:
+        if label is Ellipsis:
+            out.append("...")
+        elif isinstance(label, int | np.integer) and 0 <= label < len(_LABELS):
+            out.append(_LABELS[label])
+        else:
+            raise ValueError(f"einsum: subscript {label!r} in a sublist must be an integer in "
+                             "[0, 52) or Ellipsis")
+    return "".join(out)
+
+
+def einsum_subscripts(subscripts: str, count: int) -> str:
+    """Normalize einsum ``subscripts`` for ``count`` operands: no spaces and an explicit
+    ``->`` output (implicit mode: the labels used once, sorted, after ``...`` if any).
+
+    Example:
+        >>> einsum_subscripts("ij, jk", 2)
+        'ij,jk->ik'
+    """
+    s = subscripts.replace(" ", "")
+    bad = set(s) - set(_LABELS) - set(",.->")
+    if bad or s.count("->") > 1:
+        raise ValueError(f"einsum: invalid subscripts {subscripts!r}; use letters, ',', '...' "
+                         "and one '->'")
+    lhs, arrow, out = s.partition("->")
+    if len(lhs.split(",")) != count:
+        raise ValueError(f"einsum: {len(lhs.split(','))} operand subscripts in {subscripts!r} "
+                         f"for {count} operands")
+    if not arrow:
+        letters = lhs.replace(",", "").replace(".", "")
+        out = ("..." if "..." in lhs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    return f"{lhs}->{out}"
+
+
+@implements(np.einsum)
+def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
+    """np.einsum in the string form or the interleaved (operand, sublist, ...) form."""
+    if out is not None:
+        raise TypeError("numpy.einsum: out= is not supported on traced arrays; assign the "
+                        "result instead")
+    if isinstance(operands[0], str):
+        subscripts, arrays = operands[0], list(operands[1:])
+    else:
+        arrays = list(operands[0::2])
+        inputs = ",".join(_sublist(s) for s in operands[1::2])
+        if len(operands) % 2:  # a trailing output sublist
+            arrays = arrays[:-1]
+            inputs += "->" + _sublist(operands[-1])
+        subscripts = inputs
+    arrays = [np.asarray(a) if isinstance(a, list | tuple | int | float | complex) else a
+              for a in arrays]
+    if dtype is not None:
+        arrays = [ops.astype(a, dtype=np.dtype(dtype).name) for a in arrays]
+    return ops.einsum(*arrays, subscripts=einsum_subscripts(subscripts, len(arrays)))
+
+
+# --- products ----------------------------------------------------------------------------------
+
+@implements(np.linalg.matmul)
+def _matmul(x1, x2, /):
+    return ops.matmul(x1, x2)
+
+
+@implements(np.linalg.tensordot)
+def _linalg_tensordot(x1, x2, /, *, axes=2):
+    return _tensordot(x1, x2, axes)
+
+
+@implements(np.linalg.vecdot)
+def _vecdot(x1, x2, /, *, axis=-1):
+    product = ops.multiply(ops.conj(x1) if aval_of(x1).dtype.kind == "c" else x1, x2)
+    return ops.reduce_sum(product, axes=normalize_axes(axis, _ndim(product)), keepdims=False)
+
+
+@implements(np.linalg.outer)
+def _outer(x1, x2, /):
+    if _ndim(x1) != 1 or _ndim(x2) != 1:
+        raise ValueError("numpy.linalg.outer: input arrays must be one-dimensional, got shapes "
+                         f"{_shape(x1)} and {_shape(x2)}")
+    return ops.multiply(ops.expand_dims(x1, axes=(1,)), x2)
+
+
+@implements(np.linalg.cross)
+def _cross(x1, x2, /, *, axis=-1):
+    shape = np.broadcast_shapes(_shape(x1), _shape(x2))
+    axis = normalize_axes(axis, len(shape))[0]
+    if shape[axis] != 3:
+        raise ValueError("numpy.linalg.cross: both input arrays must be (arrays of) "
+                         f"3-dimensional vectors, got size {shape[axis]} along axis {axis}")
+    x1, x2 = (a if _shape(a) == shape else ops.broadcast_to(a, shape=shape) for a in (x1, x2))
+
+    def rolled(x, k):  # x[(i + k) % 3] along the vector axis
+        return ops.roll(x, shift=(-k,), axes=(axis,))
+    return ops.subtract(ops.multiply(rolled(x1, 1), rolled(x2, 2)),
+                        ops.multiply(rolled(x1, 2), rolled(x2, 1)))
+
+
+@implements(np.linalg.matrix_transpose)
+def _matrix_transpose(x, /):
+    if _ndim(x) < 2:
+        raise ValueError("numpy.linalg.matrix_transpose: input array must be at least "
+                         f"2-dimensional, got shape {_shape(x)}")
+    return ops.matrix_transpose(x)
+
+
+@implements(np.linalg.diagonal)
+def _diagonal(x, /, *, offset=0):
+    m, n = _shape(x)[-2:]
+    nd = _ndim(x)
+    row, col = max(-offset, 0), max(offset, 0)
+    size = max(0, min(m - row, n - col))
+    block = ops.slice_axis(x, start=row, stop=row + size, axis=nd - 2, step=1)
+    block = ops.slice_axis(block, start=col, stop=col + size, axis=nd - 1, step=1)
+    return ops.einsum(block, subscripts="...ii->...i")
+
+
+@implements(np.linalg.trace)
+def _trace(x, /, *, offset=0, dtype=None):
+    d = _diagonal(x, offset=offset)
+    if dtype is not None:
+        d = ops.astype(d, dtype=np.dtype(dtype).name)
+    return ops.reduce_sum(d, axes=(_ndim(d) - 1,), keepdims=False)
+
+
+@implements(np.linalg.multi_dot)
+def _multi_dot(arrays, *, out=None):
+    if out is not None:
+        raise TypeError("numpy.linalg.multi_dot: out= is not supported on traced arrays")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("numpy.linalg.multi_dot: expecting at least two arrays")
+    first, last = _ndim(arrays[0]) == 1, _ndim(arrays[-1]) == 1
+    if first:
+        arrays[0] = ops.expand_dims(arrays[0], axes=(0,))
+    if last:
+        arrays[-1] = ops.expand_dims(arrays[-1], axes=(1,))
+    result = _chain(arrays, _chain_order([_shape(a) for a in arrays]), 0, len(arrays) - 1)
+    if first:
+        result = ops.squeeze(result, axes=(0,))
+    if last:
+        result = ops.squeeze(result, axes=(_ndim(result) - 1,))
+    return result
+
+
+def _chain_order(shapes):
+    """The cheapest parenthesization of a matrix chain (dynamic programming over splits)."""
+    dims = [s[0] for s in shapes] + [shapes[-1][1]]
+    n = len(shapes)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(arrays, split, i, j):
+    if i == j:
+        return arrays[i]
+    k = split[i][j]
+    return ops.matmul(_chain(arrays, split, i, k), _chain(arrays, split, k + 1, j))
+
+
+@implements(np.linalg.matrix_power)
+def _matrix_power(a, n):
+    if not isinstance(n, int | np.integer):
+        raise TypeError("numpy.linalg.matrix_power: exponent must be an integer")
+    shape = _shape(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise np.linalg.LinAlgError("numpy.linalg.matrix_power: the last 2 dimensions of the "
+                                    f"array must be square, got shape {shape}")
+    if n == 0:
+        eye = ops.equal(ops.iota_like(a, shape=shape, axis=len(shape) - 2),
+                        ops.iota_like(a, shape=shape, axis=len(shape) - 1))
+        return ops.astype(eye, dtype=aval_of(a).dtype.name)
+    base = ops.inv(a) if n < 0 else a
+    result = None
+    for bit in bin(abs(int(n)))[2:]:  # square and multiply, most significant bit first
+        result = None if result is None else ops.matmul(result, result)
+        if bit == "1":
+            result = base if result is None else ops.matmul(result, base)
+    return result
+
+
+# --- solves and inverses -----------------------------------------------------------------------
+
+@implements(np.linalg.inv)
+def _inv(a):
+    return ops.inv(a)
+
+
+@implements(np.linalg.solve)
+def _solve(a, b):
+    if _ndim(b) == 1:  # NumPy 2: a 1-D right-hand side is a vector, anything else a matrix stack
+        return ops.squeeze(ops.solve(a, ops.expand_dims(b, axes=(1,))), axes=(_ndim(a) - 1,))
+    return ops.solve(a, b)
+
+
+@implements(np.linalg.det)
+def _det(a):
+    return ops.det(a)
+
+
+@implements(np.linalg.slogdet)
+def _slogdet(a):
+    return SlogdetResult(*ops.slogdet(a))
+
+
+def _cutoff(rcond, rtol, default):
+    value = rtol if rtol is not None else (rcond if rcond is not None else default)
+    if value is not None and np.ndim(value) != 0:
+        raise TypeError("numpy.linalg: an array-valued rcond/rtol is not supported on traced "
+                        "arrays; pass a float")
+    return None if value is None else float(value)
+
+
+@implements(np.linalg.pinv)
+def _pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
+    rtol = None if rtol is np._NoValue else rtol
+    return ops.pinv(_inexact(a), rcond=_cutoff(rcond, rtol, None), hermitian=bool(hermitian))
+
+
+@implements(np.linalg.tensorinv)
+def _tensorinv(a, ind=2):
+    shape = _shape(a)
+    if ind <= 0:
+        raise ValueError("numpy.linalg.tensorinv: invalid ind argument, it must be positive")
+    rows = math.prod(shape[ind:])
+    inverse = ops.inv(ops.reshape(a, shape=(rows, math.prod(shape) // max(rows, 1))))
+    return ops.reshape(inverse, shape=(*shape[ind:], *shape[:ind]))
+
+
+@implements(np.linalg.tensorsolve)
+def _tensorsolve(a, b, axes=None):
+    nd = _ndim(a)
+    if axes is not None:
+        order = [k for k in range(nd) if k not in [x % nd for x in axes]]
+        order += [x % nd for x in axes]
+        a = ops.permute_dims(a, axes=tuple(order))
+    old = _shape(a)[nd - _ndim(b):]
+    size = math.prod(old)
+    if math.prod(_shape(a)) != size * size:
+        raise np.linalg.LinAlgError("numpy.linalg.tensorsolve: input arrays must satisfy the "
+                                    "requirement prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    x = ops.solve(ops.reshape(a, shape=(size, size)), ops.reshape(b, shape=(size, 1)))
+    return ops.reshape(x, shape=old)
+
+
+@implements(np.linalg.lstsq, dynamic_only=True)
+def _lstsq(a, b, rcond=None):
+    """x = pinv(a) b; the residuals' shape depends on the rank, so this is dynamic only."""
+    m, n = _shape(a)
+    cutoff = _cutoff(rcond, None, np.finfo(aval_of(_inexact(a)).dtype).eps * max(m, n))
+    x = ops.matmul(ops.pinv(_inexact(a), rcond=cutoff, hermitian=False), b)
+    s = ops.svdvals(_inexact(a))
+    rank = int(concrete(ops.reduce_sum(ops.greater(s, ops.multiply(ops.reduce_max(
+        s, axes=(0,), keepdims=False), cutoff)), axes=(0,), keepdims=False), "numpy.linalg.lstsq"))
+    if rank == n and m > n:
+        r = ops.subtract(b, ops.matmul(a, x))
+        sq = ops.real(ops.multiply(r, ops.conj(r))) if aval_of(r).dtype.kind == "c" \
+            else ops.square(r)
+        residuals = ops.reduce_sum(sq, axes=(0,), keepdims=_ndim(b) == 1)
+    else:
+        residuals = ops.zeros_like(s, shape=(0,))
+    return x, residuals, np.int32(rank), s
+
+
+# --- decompositions ----------------------------------------------------------------------------
+
+@implements(np.linalg.cholesky)
+def _cholesky(a, /, *, upper=False):
+    if upper:  # A = U^H U with U read from the upper triangle
+        return _mH(ops.cholesky(_mH(a)))
+    return ops.cholesky(a)
+
+
+@implements(np.linalg.qr)
+def _qr(a, mode="reduced"):
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"numpy.linalg.qr: unrecognized mode {mode!r}")
+    if mode == "raw":
+        raise TracingError("numpy.linalg.qr(mode='raw') returns LAPACK's Householder "
+                           "reflectors, which have no derivative here; use mode='reduced'")
+    q, r = ops.qr(a, complete=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+@implements(np.linalg.svd)
+def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``hermitian=True`` is accepted and computed by the general SVD: same singular values,
+    singular vectors equal up to their gauge."""
+    if not compute_uv:
+        return ops.svdvals(a)
+    return SVDResult(*ops.svd(a, full_matrices=bool(full_matrices)))
+
+
+@implements(np.linalg.svdvals)
+def _svdvals(x, /):
+    return ops.svdvals(x)
+
+
+def _lower(uplo):
+    if uplo not in ("L", "U", "l", "u"):
+        raise ValueError(f"numpy.linalg: UPLO argument must be 'L' or 'U', got {uplo!r}")
+    return uplo.upper() == "L"
+
+
+@implements(np.linalg.eigh)
+def _eigh(a, UPLO="L"):  # noqa: N803 (NumPy's keyword)
+    return EighResult(*ops.eigh(a, lower=_lower(UPLO)))
+
+
+@implements(np.linalg.eigvalsh)
+def _eigvalsh(a, UPLO="L"):  # noqa: N803
+    return ops.eigvalsh(a, lower=_lower(UPLO))
+
+
+@implements(np.linalg.eig)
+def _eig(a):
+    """Eigenvalues and unit eigenvectors, always complex (NumPy returns real arrays when every
+    eigenvalue happens to be real, a data-dependent dtype)."""
+    return EigResult(*ops.eig(a))
+
+
+@implements(np.linalg.eigvals)
+def _eigvals(a):
+    return ops.eig(a)[0]
+
+
+# --- norms, condition number, rank -------------------------------------------------------------
+
+def _abs_squared(x):
+    if aval_of(x).dtype.kind == "c":
+        return ops.real(ops.multiply(x, ops.conj(x)))
+    return ops.square(x)
+
+
+def vector_norm(x, axes, ord, keepdims):
+    x = _inexact(x)
+    if ord is None or ord == 2:
+        return ops.sqrt(ops.reduce_sum(_abs_squared(x), axes=axes, keepdims=keepdims))
+    if ord == 0:  # the count of nonzero entries
+        nonzero = ops.astype(ops.not_equal(x, 0), dtype=aval_of(ops.abs(x)).dtype.name)
+        return ops.reduce_sum(nonzero, axes=axes, keepdims=keepdims)
+    if not isinstance(ord, int | float | np.integer | np.floating):
+        raise ValueError(f"numpy.linalg: invalid norm order {ord!r} for vectors")
+    magnitude = ops.abs(x)
+    if ord == math.inf:
+        return ops.reduce_max(magnitude, axes=axes, keepdims=keepdims)
+    if ord == -math.inf:
+        return ops.reduce_min(magnitude, axes=axes, keepdims=keepdims)
+    if ord == 1:
+        return ops.reduce_sum(magnitude, axes=axes, keepdims=keepdims)
+    total = ops.reduce_sum(ops.pow(magnitude, float(ord)), axes=axes, keepdims=keepdims)
+    return ops.pow(total, 1.0 / float(ord))
+
+
+def matrix_norm(x, axes, ord, keepdims):
+    x = _inexact(x)
+    row, col = axes
+    if row == col:
+        raise ValueError("numpy.linalg: duplicate axes given for a matrix norm")
+    both = tuple(sorted(axes))
+    if ord in (None, "fro", "f"):
+        return ops.sqrt(ops.reduce_sum(_abs_squared(x), axes=both, keepdims=keepdims))
+    if ord in ("nuc", 2, -2):
+        nd = _ndim(x)
+        rest = [k for k in range(nd) if k not in axes]
+        s = ops.svdvals(ops.permute_dims(x, axes=(*rest, row, col)))
+        last = (len(rest),)
+        s = {"nuc": ops.reduce_sum, 2: ops.reduce_max, -2: ops.reduce_min}[ord](
+            s, axes=last, keepdims=False)
+        return ops.expand_dims(s, axes=both) if keepdims else s
+    sums = {1: (row, col, ops.reduce_max), -1: (row, col, ops.reduce_min),
+            math.inf: (col, row, ops.reduce_max), -math.inf: (col, row, ops.reduce_min)}
+    if ord not in sums:
+        raise ValueError(f"numpy.linalg: invalid norm order {ord!r} for matrices")
+    summed, picked, pick = sums[ord]
+    total = ops.reduce_sum(ops.abs(x), axes=(summed,), keepdims=True)
+    out = pick(total, axes=(picked,), keepdims=True)
+    return out if keepdims else ops.squeeze(out, axes=both)
+
+
+@implements(np.linalg.norm)
+def _norm(x, ord=None, axis=None, keepdims=False):
+    nd = _ndim(x)
+    if axis is None:
+        if ord is None:
+            return vector_norm(x, tuple(range(nd)), None, keepdims)
+        if nd not in (1, 2):
+            raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
+        axis = tuple(range(nd))
+    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    axes = tuple(int(a) % nd for a in axes)
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ValueError(f"numpy.linalg.norm: invalid norm order {ord!r} for vectors")
+        return vector_norm(x, axes, ord, keepdims)
+    if len(axes) == 2:
+        return matrix_norm(x, axes, ord, keepdims)
+    raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
+
+
+@implements(np.linalg.vector_norm)
+def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    nd = _ndim(x)
+    if axis is None and keepdims is False:
+        return vector_norm(ops.reshape(x, shape=(math.prod(_shape(x)),)), (0,), ord, False)
+    return vector_norm(x, normalize_axes(axis, nd), ord, keepdims)
+
+
+@implements(np.linalg.matrix_norm)
+def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    nd = _ndim(x)
+    return matrix_norm(x, (nd - 2, nd - 1), ord, keepdims)
+
+
+@implements(np.linalg.cond)
+def _cond(x, p=None):
+    nd = _ndim(x)
+    if p in (None, 2, -2):
+        s = ops.svdvals(_inexact(x))
+        big = ops.reduce_max(s, axes=(nd - 2,), keepdims=False)
+        small = ops.reduce_min(s, axes=(nd - 2,), keepdims=False)
+        return ops.divide(small, big) if p == -2 else ops.divide(big, small)
+    axes = (nd - 2, nd - 1)
+    return ops.multiply(matrix_norm(x, axes, p, False), matrix_norm(ops.inv(x), axes, p, False))
+
+
+@implements(np.linalg.matrix_rank)
+def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803 (NumPy's name)
+    nd = _ndim(A)
+    if nd < 2:
+        return ops.astype(ops.reduce_max(ops.not_equal(A, 0), axes=tuple(range(nd)),
+                                         keepdims=False), dtype="int64")
+    a = _inexact(A)
+    s = ops.abs(ops.eigvalsh(a, lower=True)) if hermitian else ops.svdvals(a)
+    if tol is None:
+        m, n = _shape(A)[-2:]
+        rtol = max(m, n) * np.finfo(aval_of(s).dtype).eps if rtol is None else rtol
+        tol = ops.multiply(ops.reduce_max(s, axes=(nd - 2,), keepdims=True), rtol)
+    elif np.ndim(tol):
+        tol = ops.expand_dims(np.asarray(tol), axes=(np.ndim(tol),))
+    return ops.reduce_sum(ops.greater(s, tol), axes=(nd - 2,), keepdims=False)
