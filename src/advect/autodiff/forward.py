@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..core import Trace, Tracer, bind
 from ..dtypes import aval_of
 from ..numpy._methods import ArrayTracer
+from ..providers import namespace_of
 
 __all__ = ["JVPTrace", "JVPTracer"]
 
@@ -20,17 +21,24 @@ class JVPTrace(Trace):
         primals = []
         tangents = []
         nonzero = False
+        nested = False  # whether a primal belongs to an outer trace
         for a in args:
             if type(a) is JVPTracer and a._trace is self:
-                primals.append(a.primal)
+                p = a.primal
                 t = a.tangent
                 tangents.append(t)
                 if t is not None:
                     nonzero = True
             else:
-                primals.append(a)
+                p = a
                 tangents.append(None)
-        out = bind(op, *primals, **attrs)
+            primals.append(p)
+            if isinstance(p, Tracer):
+                nested = True
+        if nested:
+            out = bind(op, *primals, **attrs)
+        else:  # concrete primals: call the provider directly
+            out = op.impl(namespace_of(primals), *primals, **attrs)
         if not nonzero or op.nondiff:
             if op.multiple_results:
                 return tuple(JVPTracer(self, o, None) for o in out)

@@ -20,7 +20,8 @@ from ..errors import NoVJPError
 from ..ops import _rules
 from .forward import JVPTrace, JVPTracer
 
-__all__ = ["LinearTrace", "LinearTracer", "linearize_flat", "lower", "backward", "forward"]
+__all__ = ["LinearTrace", "LinearTracer", "linearize_flat", "lower", "backward", "forward",
+           "ones_like_scalar"]
 
 
 class LinearTracer(Tracer):
@@ -94,6 +95,13 @@ def linearize_flat(fun, primals):
         tape.close()
         raise
     return out, in_vars, trace, tape
+
+
+def ones_like_scalar(primal):
+    """The cotangent seed 1 for a scalar output, in its dtype and provider."""
+    if type(primal) is np.ndarray or isinstance(primal, np.generic):
+        return np.ones((), primal.dtype)
+    return ops.full_like(primal, fill_value=1, shape=(), dtype=None)
 
 
 def lower(trace, value):
