@@ -118,6 +118,43 @@ def test_float32_stays_float32():
     assert ad.grad(lambda x: np.sum(SINE(x)))(x).dtype == np.float32
 
 
+def test_multiple_outputs_get_none_cotangents_for_unused_outputs():
+    seen = []
+    sincos = ad.primitive(lambda x: (np.sin(x), np.cos(x)), name="test_sincos")
+
+    @sincos.def_transpose
+    def _(ct, primals, output):
+        ct_sin, ct_cos = ct
+        seen.append(ct_cos)
+        return (ct_sin * np.cos(primals[0]),)
+
+    np.testing.assert_allclose(ad.grad(lambda x: np.sum(sincos(x)[0]))(X), np.cos(X))
+    assert seen == [None]
+
+
+def test_python_scalar_and_integer_arguments():
+    @ad.primitive(name="test_scaled")
+    def scaled(x, a, n):
+        return x * a * n
+
+    @scaled.def_jvp
+    def _(output, primals, tangents):
+        (x, a, n), (dx, da, dn) = primals, tangents
+        assert dn is None  # integers have no tangent
+        return dx * a * n + x * da * n
+
+    grads = ad.grad(lambda x, a: np.sum(scaled(x, a, 3)), argnums=(0, 1))(X, 2.0)
+    np.testing.assert_allclose(grads[0], np.full(3, 6.0))
+    assert grads[1] == pytest.approx(3 * np.sum(X))
+
+
+def test_jvp_rule_reading_a_tangent_value_in_reverse_mode_raises():
+    peeking = ad.primitive(lambda x: 2 * x, name="test_peeking")
+    peeking.def_jvp(lambda output, primals, tangents: tangents[0] * float(tangents[0][0]))
+    with pytest.raises(ad.TracingError, match="linear in the tangents"):
+        ad.grad(lambda x: np.sum(peeking(x)))(X)
+
+
 # --- arguments: static, nondiff, pytrees ---------------------------------------------------------
 
 def test_static_arguments_reach_rules_and_become_attrs():
@@ -229,6 +266,14 @@ def test_staged_program_and_its_gradient():
     np.testing.assert_allclose(ad.grad(program)(X), 3 * X ** 2 + np.cos(X))
 
 
+def test_staged_derivatives_of_restored_programs_use_the_rules():
+    for primitive, derivative in ((CUBE, 3 * X ** 2), (SINE, np.cos(X))):
+        program = ad.stage(primitive, X)
+        restored = ad.StagedProgram.from_dict(json.loads(json.dumps(program.to_dict())))
+        for p in (program, restored):
+            np.testing.assert_allclose(ad.vjp_program(p)(X, cotangent=np.ones(3)), derivative)
+
+
 def test_saved_program_round_trips_and_names_a_missing_primitive():
     pytest.importorskip("advect.staging.serialize")
     program = ad.stage(lambda x: np.sum(CUBE(x)), X)
@@ -278,6 +323,11 @@ def test_check_primitive_names_a_wrong_rule():
     wrong_vjp.def_transpose(lambda ct, primals, output: (ct * np.sin(primals[0]),))
     with pytest.raises(AssertionError, match="central differences"):
         check_primitive(wrong_vjp, primals=(X,), check=("transpose",))
+
+    wrong_structure = ad.primitive(lambda x: (x, x), name="test_check_wrong_structure")
+    wrong_structure.def_abstract(_same_spec)
+    with pytest.raises(AssertionError, match="abstract: .*structure"):
+        check_primitive(wrong_structure, primals=(X,), check=("abstract",))
 
     wrong_abstract = ad.primitive(lambda x: x[:2], name="test_check_wrong_abstract")
     wrong_abstract.def_abstract(_same_spec)

@@ -124,6 +124,8 @@ class Primitive:
         params = self._signature.parameters.values()
         self._positional = tuple(p.name for p in params if p.kind in _POSITIONAL)
         self._keywords = tuple(p.name for p in params if p.kind not in _POSITIONAL)
+        # every parameter positional and dynamic: calls skip Signature.bind and rebuilding
+        self._plain = not self._keywords and not self._static
         self._abstract: Callable | None = None
         self._jvp: Callable | None = None
         self._transpose: Callable | None = None
@@ -214,12 +216,15 @@ class Primitive:
 
     def _operands(self, args, kwargs):
         """Flat dynamic leaves and the op's attrs (``operands``, ``static``) for a call."""
-        try:
-            bound = self._signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise TypeError(f"primitive {self.name!r}: {exc}") from None
-        bound.apply_defaults()
-        values = bound.arguments
+        if self._plain and not kwargs and len(args) == len(self._positional):
+            values = dict(zip(self._positional, args))
+        else:
+            try:
+                bound = self._signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"primitive {self.name!r}: {exc}") from None
+            bound.apply_defaults()
+            values = bound.arguments
         leaves: list = []
         operands = tuple((pname, _flatten_operand(self.name, pname, values[pname], leaves))
                          for pname in self._dynamic)
@@ -228,6 +233,9 @@ class Primitive:
         return leaves, operands, static
 
     def _call_function(self, operands, static, leaves):
+        if self._plain and len(leaves) == len(operands) and all(
+                code == "*" for _, code in operands):
+            return self.function(*leaves)
         values = dict(zip((p for p, _ in operands), _rebuild_operands(operands, leaves)))
         values.update(static)
         return self.function(*(values[p] for p in self._positional),
