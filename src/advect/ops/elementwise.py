@@ -85,6 +85,8 @@ positive = Op("positive", abstract=same_unary, impl=lambda xp, x: xp.positive(x)
 
 def _multiply_jvp(primals, tangents, out):
     (x, y), (dx, dy) = primals, tangents
+    if x is y and dx is dy:  # x * x: one product on the tape instead of two and a sum
+        return _square_jvp((x,), (dx,), out)
     return fit(add_tangents(None if dx is None else multiply(dx, y),
                             None if dy is None else multiply(x, dy)), out)
 
@@ -133,8 +135,14 @@ def _pow_jvp(primals, tangents, out):
 pow = Op("pow", abstract=broadcast_binary, impl=lambda xp, x, y: xp.pow(x, y),
          jvp=_pow_jvp, elementwise=True)
 
-square = _unary("square", lambda xp, x: xp.square(x), lambda x, out: multiply(2, x),
-                abstract=same_unary)
+def _square_jvp(primals, tangents, out):
+    # (dx * 2) * x keeps only x (alive anyway) for the reverse pass, not a new array 2x
+    (x,), (dx,) = primals, tangents
+    return fit(multiply(multiply(dx, 2), x), out)
+
+
+square = Op("square", abstract=same_unary, impl=lambda xp, x: xp.square(x), jvp=_square_jvp,
+            elementwise=True)
 sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda x, out: divide(0.5, out))
 cbrt = _unary("cbrt", lambda xp, x: xp.cbrt(x),
               lambda x, out: divide(1.0, multiply(3, square(out))))
