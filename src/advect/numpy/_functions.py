@@ -487,8 +487,12 @@ def _outer(a, b, out=None):
 # the sibling modules register the rest of the table; imported last, as they import from here
 from . import (  # noqa: E402,F401
     _creation,
+    _fft,
     _indexing_funcs,
     _linalg,
+    _mathfuncs,
+    _quantiles,
+    _queries,
     _shaping,
     _sorting,
     _statistics,

@@ -1,0 +1,469 @@
+"""NumPy's mathematical functions on traced arrays: convolution, interpolation, products,
+polynomials, special functions and the ``numpy.emath`` wrappers, written with ops."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ..ops._rules import normalize_axes
+from ._functions import (
+    _moveaxis,
+    _ravel,
+    _reshape,
+    _shape,
+    astype,
+    concrete,
+    implements,
+    operand,
+    reduction,
+    slice_along,
+    take_axis,
+)
+from ._shaping import _atleast_1d
+
+
+def _ndim(x):
+    return len(_shape(x))
+
+
+def _kind(x):
+    return aval_of(x).dtype.kind
+
+
+# --- convolution -----------------------------------------------------------------------------
+
+def _full_convolution(a, v):
+    """``np.convolve(a, v, 'full')``: a Toeplitz gather of ``v`` times ``a``."""
+    n, m = _shape(a)[0], _shape(v)[0]
+    zeros = ops.zeros_like(v, shape=(n - 1,))
+    padded = ops.concat(zeros, v, zeros, axis=0) if n > 1 else v
+    k, i = np.arange(n + m - 1)[:, None], np.arange(n)[None, :]
+    toeplitz = take_axis(padded, k - i + n - 1, 0)  # toeplitz[k, i] = v[k - i] (0 outside)
+    return ops.matmul(toeplitz, a)
+
+
+def _convolve_mode(full, n, m, mode, same_start=None):
+    length = _shape(full)[0]
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (min(n, m) - 1) // 2 if same_start is None else same_start
+        return slice_along(full, start, start + max(n, m), 0)
+    if mode == "valid":
+        start = min(n, m) - 1
+        return slice_along(full, start, length - start, 0)
+    raise ValueError(f"mode must be one of 'valid', 'same', or 'full', got {mode!r}")
+
+
+def _vectors(a, v, name):
+    a, v = _ravel(operand(a)), _ravel(operand(v))
+    if _shape(a)[0] == 0 or _shape(v)[0] == 0:
+        raise ValueError(f"numpy.{name}: inputs cannot be empty")
+    return a, v
+
+
+def _conj(x):
+    return ops.conj(x) if _kind(x) == "c" else x
+
+
+@implements(np.convolve)
+def _convolve(a, v, mode="full"):
+    a, v = _vectors(a, v, "convolve")
+    return _convolve_mode(_full_convolution(a, v), _shape(a)[0], _shape(v)[0], mode)
+
+
+@implements(np.correlate)
+def _correlate(a, v, mode="valid"):
+    a, v = _vectors(a, v, "correlate")
+    n, m = _shape(a)[0], _shape(v)[0]
+    full = _full_convolution(a, _conj(ops.flip(v, axes=(0,))))
+    k = min(n, m) - 1
+    return _convolve_mode(full, n, m, mode, same_start=k - k // 2 if m > n else None)
+
+
+# --- interpolation ---------------------------------------------------------------------------
+
+@implements(np.interp)
+def _interp(x, xp, fp, left=None, right=None, period=None):
+    x, xp, fp = operand(x), operand(xp), operand(fp)
+    if _ndim(xp) != 1 or _ndim(fp) != 1 or _shape(xp) != _shape(fp):
+        raise ValueError("fp and xp are not of the same length")
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period = abs(period)
+        x, xp = ops.remainder(x, period), ops.remainder(xp, period)
+        order = ops.argsort(xp, axis=0, stable=True)
+        xp, fp = take_axis(xp, order, 0), take_axis(fp, order, 0)
+        n = _shape(xp)[0]
+        xp = ops.concat(ops.subtract(slice_along(xp, n - 1, n, 0), period), xp,
+                        ops.add(slice_along(xp, 0, 1, 0), period), axis=0)
+        fp = ops.concat(slice_along(fp, n - 1, n, 0), fp, slice_along(fp, 0, 1, 0), axis=0)
+        left = right = None
+    n = _shape(xp)[0]
+    if _kind(fp) not in "fc":
+        fp = astype(fp, np.float64)
+    if n == 1:
+        lo_i = hi_i = np.zeros((), np.int64)
+    else:
+        lo_i = ops.clip(ops.subtract(ops.searchsorted(xp, x, side="right"), 1), 0, n - 2)
+        hi_i = ops.add(lo_i, 1)
+    x0, x1 = take_axis(xp, lo_i, 0), take_axis(xp, hi_i, 0)
+    f0, f1 = take_axis(fp, lo_i, 0), take_axis(fp, hi_i, 0)
+    if n == 1:
+        out = ops.add(f0, ops.zeros_like(x, dtype=aval_of(f0).dtype.name))
+    else:
+        slope = ops.divide(ops.subtract(f1, f0), ops.subtract(x1, x0))
+        out = ops.add(f0, ops.multiply(slope, ops.subtract(x, x0)))
+        out = ops.where(ops.equal(x, x1), f1, out)  # exact at the knots
+    first, last = slice_along(xp, 0, 1, 0), slice_along(xp, n - 1, n, 0)
+    first, last = ops.reshape(first, shape=()), ops.reshape(last, shape=())
+    below = slice_along(fp, 0, 1, 0) if left is None else left
+    above = slice_along(fp, n - 1, n, 0) if right is None else right
+    below = ops.reshape(below, shape=()) if _ndim(below) else below
+    above = ops.reshape(above, shape=()) if _ndim(above) else above
+    out = ops.where(ops.less(x, first), below, out)
+    return ops.where(ops.greater(x, last), above, out)
+
+
+# --- products --------------------------------------------------------------------------------
+
+@implements(np.kron)
+def _kron(a, b):
+    a, b = operand(a), operand(b)
+    nd = max(_ndim(a), _ndim(b))
+    sa = (1,) * (nd - _ndim(a)) + _shape(a)
+    sb = (1,) * (nd - _ndim(b)) + _shape(b)
+    a = _reshape(a, tuple(x for n in sa for x in (n, 1)))
+    b = _reshape(b, tuple(x for n in sb for x in (1, n)))
+    return _reshape(ops.multiply(a, b), tuple(p * q for p, q in zip(sa, sb)))
+
+
+def _component(v, i):
+    """``v[..., i]``."""
+    return ops.gather(v, index=tuple((0, n, 1) for n in _shape(v)[:-1]) + (i,))
+
+
+@implements(np.cross)
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = _moveaxis(operand(a), axisa, -1)
+    b = _moveaxis(operand(b), axisb, -1)
+    na, nb = _shape(a)[-1], _shape(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3)")
+    a0, a1 = _component(a, 0), _component(a, 1)
+    b0, b1 = _component(b, 0), _component(b, 1)
+    c2 = ops.subtract(ops.multiply(a0, b1), ops.multiply(a1, b0))
+    if na == 2 and nb == 2:
+        return c2
+    a2 = _component(a, 2) if na == 3 else 0.0  # a 2-vector has a zero third component
+    b2 = _component(b, 2) if nb == 3 else 0.0
+    c0 = ops.subtract(ops.multiply(a1, b2), ops.multiply(a2, b1))
+    c1 = ops.subtract(ops.multiply(a2, b0), ops.multiply(a0, b2))
+    shape = np.broadcast_shapes(_shape(c0), _shape(c1), _shape(c2))
+    out = ops.concat(*(ops.expand_dims(ops.broadcast_to(c, shape=shape), axes=(len(shape),))
+                       for c in (c0, c1, c2)), axis=len(shape))
+    return _moveaxis(out, -1, axisc)
+
+
+# --- polynomials (coefficients highest power first) ------------------------------------------
+
+def _coefficients(p):
+    p = _atleast_1d(operand(p))
+    if _ndim(p) != 1:
+        raise ValueError("polynomial coefficients must be a 1-d array")
+    return p
+
+
+@implements(np.polyval)
+def _polyval(p, x):
+    p, x = _coefficients(p), operand(x)
+    y = ops.zeros_like(x, dtype=np.result_type(aval_of(x).dtype, aval_of(p).dtype).name)
+    for i in range(_shape(p)[0]):
+        y = ops.add(ops.multiply(y, x), ops.gather(p, index=(i,)))
+    return y
+
+
+def _pad_front(p, n):
+    k = _shape(p)[0]
+    return p if k == n else ops.concat(ops.zeros_like(p, shape=(n - k,)), p, axis=0)
+
+
+@implements(np.polyadd)
+def _polyadd(a1, a2):
+    a1, a2 = _coefficients(a1), _coefficients(a2)
+    n = max(_shape(a1)[0], _shape(a2)[0])
+    return ops.add(_pad_front(a1, n), _pad_front(a2, n))
+
+
+@implements(np.polysub)
+def _polysub(a1, a2):
+    a1, a2 = _coefficients(a1), _coefficients(a2)
+    n = max(_shape(a1)[0], _shape(a2)[0])
+    return ops.subtract(_pad_front(a1, n), _pad_front(a2, n))
+
+
+@implements(np.polymul)
+def _polymul(a1, a2):
+    return _convolve(_coefficients(a1), _coefficients(a2))
+
+
+@implements(np.polyder)
+def _polyder(p, m=1):
+    p = _coefficients(p)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    for _ in range(m):
+        n = _shape(p)[0] - 1
+        if n <= 0:
+            return ops.zeros_like(p, shape=(1,))
+        p = ops.multiply(slice_along(p, 0, n, 0), np.arange(n, 0, -1))
+    return p
+
+
+@implements(np.polyint)
+def _polyint(p, m=1, k=None):
+    p = _coefficients(p)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    k = [0.0] * m if k is None else ([k] * m if np.ndim(k) == 0 and not isinstance(k, Tracer)
+                                      else list(k))
+    if len(k) < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    if _kind(p) not in "fc":
+        p = astype(p, np.float64)
+    for i in range(m):
+        n = _shape(p)[0]
+        const = ops.reshape(ops.add(ops.zeros_like(p, shape=()), k[i]), shape=(1,))
+        p = ops.concat(ops.divide(p, np.arange(n, 0, -1, dtype=np.float64)), const, axis=0)
+    return p
+
+
+@implements(np.polydiv, dynamic_only=True)
+def _polydiv(u, v):
+    u, v = _coefficients(u), _coefficients(v)
+    if _kind(u) not in "fc":
+        u = astype(u, np.float64)
+    m, n = _shape(u)[0] - 1, _shape(v)[0] - 1
+    v0 = ops.gather(v, index=(0,))
+    r = [ops.gather(u, index=(i,)) for i in range(m + 1)]
+    q = []
+    for k in range(max(m - n + 1, 0)):
+        d = ops.divide(r[k], v0)
+        q.append(d)
+        for j in range(n + 1):
+            r[k + j] = ops.subtract(r[k + j], ops.multiply(d, ops.gather(v, index=(j,))))
+    q = ops.concat(*(ops.expand_dims(c, axes=(0,)) for c in q), axis=0) if q else \
+        ops.zeros_like(u, shape=(1,))
+    r = r[max(m - n + 1, 0):] or r[-1:]
+    while len(r) > 1 and np.allclose(concrete(r[0], "np.polydiv (it trims the remainder's "
+                                                    "leading zeros, so its size depends on "
+                                                    "data)"), 0, rtol=1e-14):
+        r = r[1:]
+    return q, ops.concat(*(ops.expand_dims(c, axes=(0,)) for c in r), axis=0)
+
+
+@implements(np.poly)
+def _poly(seq_of_zeros):
+    zeros = operand(seq_of_zeros)
+    if _ndim(zeros) == 2 and _shape(zeros)[0] == _shape(zeros)[1] and _shape(zeros)[0]:
+        zeros = np.linalg.eigvals(zeros)
+    elif _ndim(zeros) != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    coeffs = np.ones(1, dtype=np.result_type(aval_of(zeros).dtype, np.float64))
+    for i in range(_shape(zeros)[0]):
+        z = ops.reshape(ops.gather(zeros, index=(i,)), shape=(1,))
+        coeffs = _convolve(coeffs, ops.concat(ops.full_like(z, fill_value=1), ops.negative(z),
+                                              axis=0))
+    return coeffs
+
+
+@implements(np.roots, dynamic_only=True)
+def _roots(p):
+    p = _coefficients(p)
+    value = concrete(p, "np.roots (it trims zero coefficients, so its size depends on data)")
+    nz = np.flatnonzero(value)
+    if nz.size == 0:
+        return np.array([])
+    trailing = value.size - nz[-1] - 1
+    p = slice_along(p, int(nz[0]), int(nz[-1]) + 1, 0)
+    n = _shape(p)[0]
+    if n > 1:
+        row = ops.negative(ops.divide(slice_along(p, 1, n, 0), slice_along(p, 0, 1, 0)))
+        companion = ops.concat(ops.expand_dims(row, axes=(0,)),
+                               np.eye(n - 2, n - 1, dtype=aval_of(row).dtype), axis=0)
+        found = np.linalg.eigvals(companion)
+    else:
+        found = ops.zeros_like(p, shape=(0,))
+    if trailing:
+        found = ops.concat(found, ops.zeros_like(found, shape=(trailing,)), axis=0)
+    return found
+
+
+@implements(np.polyfit)
+def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    if full or cov:
+        raise TypeError("numpy.polyfit: full= and cov= are not supported on traced arrays")
+    x, y = operand(x), operand(y)
+    deg = int(deg)
+    lhs = _vander(x, deg + 1)
+    rhs = y
+    if w is not None:
+        w = operand(w)
+        lhs = ops.multiply(lhs, ops.expand_dims(w, axes=(1,)))
+        rhs = ops.multiply(rhs, w if _ndim(y) == 1 else ops.expand_dims(w, axes=(1,)))
+    scale = ops.sqrt(reduction(ops.reduce_sum, ops.square(lhs), 0, False))
+    coef = np.linalg.lstsq(ops.divide(lhs, scale), rhs, rcond=rcond)[0]
+    return ops.divide(coef, scale if _ndim(coef) == 1 else ops.expand_dims(scale, axes=(1,)))
+
+
+@implements(np.vander)
+def _vander(x, N=None, increasing=False):
+    x = operand(x)
+    if _ndim(x) != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = _shape(x)[0] if N is None else int(N)
+    if n == 0:
+        return ops.zeros_like(x, shape=(_shape(x)[0], 0))
+    from ._statistics import _cumprod_axis
+    cols = ops.broadcast_to(ops.expand_dims(x, axes=(1,)), shape=(_shape(x)[0], n - 1))
+    powers = _cumprod_axis(ops.concat(ops.full_like(x, fill_value=1, shape=(_shape(x)[0], 1)),
+                                      cols, axis=1), 1)
+    return powers if increasing else ops.flip(powers, axes=(1,))
+
+
+# --- special functions and cleanup -----------------------------------------------------------
+
+@implements(np.sinc)
+def _sinc(x):
+    x = operand(x)
+    y = ops.multiply(math.pi, ops.where(ops.equal(x, 0), 1.0e-20, x))
+    return ops.divide(ops.sin(y), y)
+
+
+def _chebyshev(x, coefficients):
+    b0, b1, b2 = coefficients[0], 0.0, 0.0
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = ops.add(ops.subtract(ops.multiply(x, b1), b2), c)
+    return ops.multiply(ops.subtract(b0, b2), 0.5)
+
+
+@implements(np.i0)
+def _i0(x):
+    from numpy.lib import _function_base_impl as impl  # NumPy's Chebyshev coefficients
+
+    x = operand(x)
+    if _kind(x) == "c":
+        raise TypeError("i0 not supported for complex values")
+    x = ops.abs(astype(x, np.float64) if _kind(x) not in "f" else x)
+    small = ops.less_equal(x, 8.0)
+    near = ops.where(small, x, 8.0)
+    far = ops.where(small, 9.0, x)
+    inner = _chebyshev(ops.subtract(ops.divide(near, 2.0), 2.0), [float(c) for c in impl._i0A])
+    outer = ops.divide(_chebyshev(ops.subtract(ops.divide(32.0, far), 2.0),
+                                  [float(c) for c in impl._i0B]), ops.sqrt(far))
+    return ops.multiply(ops.exp(x), ops.where(small, inner, outer))
+
+
+def _nan_to_num_real(x, nan, posinf, neginf):
+    info = np.finfo(aval_of(x).dtype)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    x = ops.where(ops.isnan(x), nan, x)
+    inf = ops.isinf(x)
+    return ops.where(inf, ops.where(ops.signbit(x), neginf, posinf), x)
+
+
+@implements(np.nan_to_num)
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = operand(x)
+    if _kind(x) not in "fc":
+        return x
+    if _kind(x) == "f":
+        return _nan_to_num_real(x, nan, posinf, neginf)
+    re = _nan_to_num_real(ops.real(x), nan, posinf, neginf)
+    im = _nan_to_num_real(ops.imag(x), nan, posinf, neginf)
+    return ops.add(astype(re, aval_of(x).dtype), ops.multiply(im, 1j))
+
+
+@implements(np.unwrap)
+def _unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
+    p = operand(p)
+    if _kind(p) not in "fc":
+        p = astype(p, np.float64)
+    axis = normalize_axes(axis, _ndim(p))[0]
+    n = _shape(p)[axis]
+    discont = period / 2 if discont is None else discont
+    high = period / 2
+    dd = ops.subtract(slice_along(p, 1, n, axis), slice_along(p, 0, n - 1, axis))
+    ddmod = ops.subtract(ops.remainder(ops.add(dd, high), period), high)
+    ddmod = ops.where(ops.logical_and(ops.equal(ddmod, -high), ops.greater(dd, 0)), high, ddmod)
+    correct = ops.where(ops.less(ops.abs(dd), discont), 0.0, ops.subtract(ddmod, dd))
+    rest = ops.add(slice_along(p, 1, n, axis), ops.cumulative_sum(correct, axis=axis))
+    return ops.concat(slice_along(p, 0, 1, axis), rest, axis=axis)
+
+
+@implements(np.real_if_close, dynamic_only=True)
+def _real_if_close(a, tol=100):
+    a = operand(a)
+    if _kind(a) != "c":
+        return a
+    if tol > 1:
+        tol = np.finfo(aval_of(a).dtype).eps * tol
+    imag = concrete(ops.imag(a), "np.real_if_close (its dtype depends on data)")
+    return ops.real(a) if np.all(np.abs(imag) < tol) else a
+
+
+@implements(np.fix)
+def _fix(x, out=None):
+    if out is not None:
+        raise TypeError("numpy.fix: out= is not supported on traced arrays")
+    return ops.trunc(operand(x))
+
+
+# --- numpy.emath: complex results where the real function is undefined -----------------------
+
+def _to_complex_where(x, bad):
+    """``x`` as complex when ``bad`` holds anywhere (read from data), else unchanged."""
+    if _kind(x) == "c":
+        return x
+    x = astype(x, np.float64) if _kind(x) not in "f" else x
+    if np.any(concrete(bad(x), "numpy.emath (its result dtype depends on data)")):
+        return astype(x, np.result_type(aval_of(x).dtype, np.complex64))
+    return x
+
+
+implements(np.emath.sqrt, dynamic_only=True)(
+    lambda x: ops.sqrt(_to_complex_where(operand(x), lambda v: ops.less(v, 0))))
+implements(np.emath.log, dynamic_only=True)(
+    lambda x: ops.log(_to_complex_where(operand(x), lambda v: ops.less(v, 0))))
+implements(np.emath.log2, dynamic_only=True)(
+    lambda x: ops.log2(_to_complex_where(operand(x), lambda v: ops.less(v, 0))))
+implements(np.emath.log10, dynamic_only=True)(
+    lambda x: ops.log10(_to_complex_where(operand(x), lambda v: ops.less(v, 0))))
+implements(np.emath.arccos, dynamic_only=True)(
+    lambda x: ops.acos(_to_complex_where(operand(x), lambda v: ops.greater(ops.abs(v), 1))))
+implements(np.emath.arcsin, dynamic_only=True)(
+    lambda x: ops.asin(_to_complex_where(operand(x), lambda v: ops.greater(ops.abs(v), 1))))
+implements(np.emath.arctanh, dynamic_only=True)(
+    lambda x: ops.atanh(_to_complex_where(operand(x), lambda v: ops.greater(ops.abs(v), 1))))
+
+
+@implements(np.emath.logn, dynamic_only=True)
+def _emath_logn(n, x):
+    def log(v):
+        return ops.log(_to_complex_where(operand(v), lambda u: ops.less(u, 0)))
+    return ops.divide(log(x), log(n))
+
+
+@implements(np.emath.power, dynamic_only=True)
+def _emath_power(x, p):
+    return ops.pow(_to_complex_where(operand(x), lambda v: ops.less(v, 0)), operand(p))

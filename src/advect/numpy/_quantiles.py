@@ -1,0 +1,226 @@
+"""Order statistics and histograms on traced arrays: median, quantile and percentile (also
+NaN-ignoring), histogram and bincount.
+
+Quantiles sort the data (a gather with its argsort), then pick or interpolate at the virtual
+index NumPy's method defines, so they are differentiable in the data and, for interpolating
+methods, in ``q``. Histogram counts are nondifferentiable; weights and bin edges are not.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ..ops._rules import normalize_axes
+from ._functions import (
+    _ravel,
+    _reshape,
+    _shape,
+    _transpose,
+    astype,
+    concrete,
+    implements,
+    operand,
+    reduction,
+    slice_along,
+)
+from ._indexing_funcs import along_axis
+from ._sorting import _sort
+
+# (alpha, beta) of the continuous methods (Hyndman and Fan): virtual index
+# n*q + alpha + q*(1 - alpha - beta) - 1
+_CONTINUOUS = {"linear": (1.0, 1.0), "hazen": (0.5, 0.5), "weibull": (0.0, 0.0),
+               "median_unbiased": (1 / 3, 1 / 3), "normal_unbiased": (3 / 8, 3 / 8),
+               "interpolated_inverted_cdf": (0.0, 1.0)}
+_DISCRETE = ("lower", "higher", "nearest", "midpoint")
+
+
+def _check_q(q, name):
+    if not isinstance(q, Tracer):
+        value = np.asarray(q)
+        if np.any((value < 0) | (value > 1)):
+            raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]")
+
+
+def _quantile(a, q, axis, method, keepdims, name, skip_nan=False):
+    if method not in _CONTINUOUS and method not in _DISCRETE:
+        raise ValueError(f"numpy.{name}: method {method!r} is not supported on traced arrays; "
+                         f"use one of {sorted(_CONTINUOUS) + list(_DISCRETE)}")
+    a, q = operand(a), operand(q)
+    _check_q(q, name)
+    nd = len(_shape(a))
+    axes = normalize_axes(axis, nd)
+    keep = [d for d in range(nd) if d not in axes]
+    lead = tuple(_shape(a)[d] for d in keep)
+    m = math.prod(_shape(a)[d] for d in axes)
+    if aval_of(a).dtype.kind not in "fc":
+        a = astype(a, np.float64)
+    flat = _reshape(_transpose(a, keep + list(axes)), lead + (m,))
+    data = _sort(flat, -1)  # NaNs sort last
+    q_shape = _shape(q)
+    qv = _reshape(astype(q, aval_of(data).dtype) if isinstance(q, Tracer) else q, (1,) * len(
+        lead) + (-1,))
+    if skip_nan:
+        n = reduction(ops.reduce_sum, astype(ops.logical_not(ops.isnan(flat)), np.int64), -1,
+                      True)
+        last = ops.subtract(n, 1)
+    else:
+        n, last = m, m - 1
+    if method in _CONTINUOUS:
+        alpha, beta = _CONTINUOUS[method]
+        pos = ops.subtract(ops.add(ops.multiply(n, qv), ops.add(alpha, ops.multiply(
+            qv, 1.0 - alpha - beta))), 1)
+    else:
+        pos = ops.multiply(qv, last)
+    pos = ops.clip(pos, 0, ops.maximum(last, 0))
+    lo = ops.floor(pos)
+    lo_i = astype(lo, np.int64)
+    hi_i = astype(ops.minimum(ops.add(lo, 1), ops.maximum(last, 0)), np.int64)
+    if method == "lower":
+        out = along_axis(data, lo_i, len(lead))
+    elif method == "higher":
+        out = along_axis(data, astype(ops.ceil(pos), np.int64), len(lead))
+    elif method == "nearest":
+        out = along_axis(data, astype(ops.round(pos), np.int64), len(lead))
+    else:
+        below, above = along_axis(data, lo_i, len(lead)), along_axis(data, hi_i, len(lead))
+        frac = 0.5 if method == "midpoint" else ops.subtract(pos, lo)
+        if method == "midpoint":
+            frac = ops.where(ops.equal(pos, lo), 0.0, 0.5)
+        out = ops.add(below, ops.multiply(ops.subtract(above, below), frac))
+        out = ops.where(ops.equal(frac, 0), below, out)  # exact at sample points, NaNs kept
+    if not skip_nan and aval_of(data).dtype.kind in "fc":  # NumPy propagates a NaN in a slice
+        has_nan = reduction(ops.reduce_max, ops.isnan(flat), -1, True)
+        out = ops.where(has_nan, np.nan, out)
+    # (lead..., k) -> q's shape + lead (+ kept unit axes)
+    k = _shape(out)[-1]
+    out = _transpose(out, [len(lead)] + list(range(len(lead))))
+    if keepdims:
+        lead = tuple(1 if d in axes else n_ for d, n_ in enumerate(_shape(a)))
+    return _reshape(out, q_shape + lead) if (k, *lead) != q_shape + lead else out
+
+
+@implements(np.quantile)
+def _quantile_function(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                       keepdims=False, *, weights=None, interpolation=None):
+    _no_extras("quantile", out, weights)
+    return _quantile(a, q, axis, interpolation or method, keepdims, "quantile")
+
+
+@implements(np.percentile)
+def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):
+    _no_extras("percentile", out, weights)
+    return _quantile(a, ops.divide(operand(q), 100), axis, interpolation or method, keepdims,
+                     "percentile")
+
+
+@implements(np.median)
+def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _no_extras("median", out, None)
+    return _quantile(a, 0.5, axis, "linear", keepdims, "median")
+
+
+@implements(np.nanquantile)
+def _nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                 keepdims=False, *, weights=None, interpolation=None):
+    _no_extras("nanquantile", out, weights)
+    return _quantile(a, q, axis, interpolation or method, keepdims, "nanquantile", True)
+
+
+@implements(np.nanpercentile)
+def _nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                   keepdims=False, *, weights=None, interpolation=None):
+    _no_extras("nanpercentile", out, weights)
+    return _quantile(a, ops.divide(operand(q), 100), axis, interpolation or method, keepdims,
+                     "nanpercentile", True)
+
+
+@implements(np.nanmedian)
+def _nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _no_extras("nanmedian", out, None)
+    return _quantile(a, 0.5, axis, "linear", keepdims, "nanmedian", True)
+
+
+def _no_extras(name, out, weights):
+    if out is not None:
+        raise TypeError(f"numpy.{name}: out= is not supported on traced arrays")
+    if weights is not None:
+        raise TypeError(f"numpy.{name}: weights= is not supported on traced arrays; use "
+                        "method='linear' without weights")
+
+
+# --- histograms ------------------------------------------------------------------------------
+
+def _bin_edges(a, bins, range_):
+    if isinstance(bins, str):
+        value = concrete(a, f"np.histogram with bins={bins!r} (the bins depend on data)")
+        return np.histogram_bin_edges(value, bins, range_)
+    if not isinstance(bins, int | np.integer):
+        return operand(bins)
+    if range_ is not None:
+        lo, hi = range_
+    else:
+        lo, hi = reduction(ops.reduce_min, a, None, False), reduction(ops.reduce_max, a, None,
+                                                                      False)
+        same = ops.equal(lo, hi)
+        lo, hi = ops.where(same, ops.subtract(lo, 0.5), lo), ops.where(same, ops.add(hi, 0.5),
+                                                                          hi)
+    lo, hi = astype(operand(lo), np.float64), astype(operand(hi), np.float64)
+    ramp = np.linspace(0.0, 1.0, int(bins) + 1)
+    return ops.add(lo, ops.multiply(ops.subtract(hi, lo), ramp))
+
+
+@implements(np.histogram_bin_edges)
+def _histogram_bin_edges(a, bins=10, range=None, weights=None):
+    return _bin_edges(_ravel(operand(a)), bins, range)
+
+
+def _bin_onehot(a, edges):
+    """(n, bins) booleans: which bin each value falls in (the last bin includes its right
+    edge; values outside the edges fall in none)."""
+    nbins = _shape(edges)[0] - 1
+    idx = ops.subtract(ops.searchsorted(edges, a, side="right"), 1)
+    last = slice_along(edges, nbins, nbins + 1, 0)
+    idx = ops.where(ops.equal(a, last), nbins - 1, idx)
+    inside = ops.logical_and(ops.greater_equal(a, slice_along(edges, 0, 1, 0)),
+                             ops.less_equal(a, last))
+    hits = ops.equal(ops.expand_dims(idx, axes=(1,)), np.arange(nbins))
+    return ops.logical_and(hits, ops.expand_dims(inside, axes=(1,)))
+
+
+@implements(np.histogram)
+def _histogram(a, bins=10, range=None, density=None, weights=None):
+    a = _ravel(operand(a))
+    edges = _bin_edges(a, bins, range)
+    onehot = _bin_onehot(a, edges)
+    if weights is None:
+        counts = reduction(ops.reduce_sum, astype(onehot, np.int64), 0, False)
+    else:
+        w = ops.expand_dims(_ravel(operand(weights)), axes=(1,))
+        counts = reduction(ops.reduce_sum, ops.where(onehot, w, 0), 0, False)
+    if density:
+        nbins = _shape(edges)[0] - 1
+        widths = ops.subtract(slice_along(edges, 1, nbins + 1, 0), slice_along(edges, 0, nbins, 0))
+        total = reduction(ops.reduce_sum, counts, None, False)
+        counts = ops.divide(ops.divide(counts, total), widths)
+    return counts, edges
+
+
+@implements(np.bincount, dynamic_only=True)
+def _bincount(x, weights=None, minlength=0):
+    x = operand(x)
+    value = concrete(x, "np.bincount (its length depends on the largest value)")
+    if value.size and value.min() < 0:
+        raise ValueError("'list' argument must have no negative elements")
+    length = max(int(value.max()) + 1 if value.size else 0, int(minlength))
+    if weights is None:
+        ones = ops.full_like(x, fill_value=1, dtype="int64")
+        return ops.scatter_add(ops.zeros_like(ones, shape=(length,)), ones, x, index=("array",))
+    w = operand(weights)
+    w = w if aval_of(w).dtype.kind in "fc" else astype(w, np.float64)
+    return ops.scatter_add(ops.zeros_like(w, shape=(length,)), w, x, index=("array",))

@@ -1,0 +1,188 @@
+"""Metadata queries, comparisons and printing for traced arrays.
+
+Shape and dtype queries answer from the aval and add no graph node. Comparisons are
+nondifferentiable ops; ``allclose`` and ``array_equal`` return a 0-d traced boolean (``if``
+reads it in dynamic transforms, ``np.where`` uses it while staging). Printing reads concrete
+values and is dynamic-only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ._functions import _ravel, _shape, concrete, implements, operand, reduction, take_axis
+
+_WEAK = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+def _dtype_or_scalar(x):
+    """What NumPy's dtype functions should see for ``x``: a weak traced scalar stays a Python
+    scalar (NEP 50), other tracers become their dtype."""
+    if isinstance(x, Tracer):
+        aval = x.aval
+        return _WEAK[aval.dtype.kind] if aval.weak else aval.dtype
+    return x
+
+
+@implements(np.shape)
+def _shape_query(a):
+    return _shape(operand(a))
+
+
+@implements(np.ndim)
+def _ndim_query(a):
+    return len(_shape(operand(a)))
+
+
+@implements(np.size)
+def _size_query(a, axis=None):
+    shape = _shape(operand(a))
+    if axis is None:
+        return math.prod(shape)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return math.prod(shape[ax] for ax in axes)
+
+
+@implements(np.result_type)
+def _result_type(*arrays_and_dtypes):
+    return np.result_type(*map(_dtype_or_scalar, arrays_and_dtypes))
+
+
+@implements(np.can_cast)
+def _can_cast(from_, to, casting="safe"):
+    return np.can_cast(_dtype_or_scalar(from_), to, casting)
+
+
+@implements(np.min_scalar_type)
+def _min_scalar_type(a):
+    if _shape(a):
+        return aval_of(a).dtype
+    return np.min_scalar_type(concrete(a, "np.min_scalar_type of a 0-d value"))
+
+
+@implements(np.common_type)
+def _common_type(*arrays):
+    return np.common_type(*(np.empty(0, aval_of(operand(a)).dtype) for a in arrays))
+
+
+@implements(np.may_share_memory, np.shares_memory)
+def _shares_memory(a, b, max_work=None):
+    return a is b  # traced values are immutable; only the same wrapper aliases
+
+
+@implements(np.iscomplexobj)
+def _iscomplexobj(x):
+    return aval_of(operand(x)).dtype.kind == "c"
+
+
+@implements(np.isrealobj)
+def _isrealobj(x):
+    return aval_of(operand(x)).dtype.kind != "c"
+
+
+@implements(np.iscomplex)
+def _iscomplex(x):
+    x = operand(x)
+    if aval_of(x).dtype.kind != "c":
+        return ops.zeros_like(x, dtype="bool")
+    return ops.not_equal(ops.imag(x), 0)
+
+
+@implements(np.isreal)
+def _isreal(x):
+    return ops.logical_not(_iscomplex(x))
+
+
+@implements(np.isposinf)
+def _isposinf(x, out=None):
+    x = operand(x)
+    return ops.logical_and(ops.isinf(x), ops.logical_not(ops.signbit(x)))
+
+
+@implements(np.isneginf)
+def _isneginf(x, out=None):
+    x = operand(x)
+    return ops.logical_and(ops.isinf(x), ops.signbit(x))
+
+
+@implements(np.isclose)
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = operand(a), operand(b)
+    finite = ops.logical_and(ops.isfinite(a), ops.isfinite(b))
+    near = ops.less_equal(ops.abs(ops.subtract(a, b)),
+                          ops.add(atol, ops.multiply(rtol, ops.abs(b))))
+    out = ops.where(finite, near, ops.equal(a, b))
+    if equal_nan:
+        out = ops.logical_or(out, ops.logical_and(ops.isnan(a), ops.isnan(b)))
+    return out
+
+
+def _all(x):
+    return reduction(ops.reduce_min, x, None, False)
+
+
+@implements(np.allclose)
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _all(_isclose(a, b, rtol, atol, equal_nan))
+
+
+@implements(np.array_equal)
+def _array_equal(a1, a2, equal_nan=False):
+    a1, a2 = operand(a1), operand(a2)
+    if _shape(a1) != _shape(a2):
+        return False
+    same = ops.equal(a1, a2)
+    if equal_nan and aval_of(a1).dtype.kind in "fc":
+        same = ops.logical_or(same, ops.logical_and(ops.isnan(a1), ops.isnan(a2)))
+    return _all(same)
+
+
+@implements(np.array_equiv)
+def _array_equiv(a1, a2):
+    a1, a2 = operand(a1), operand(a2)
+    try:
+        np.broadcast_shapes(_shape(a1), _shape(a2))
+    except ValueError:
+        return False
+    return _all(ops.equal(a1, a2))
+
+
+# --- printing and bit packing (read concrete values) -----------------------------------------
+
+def _printer(func):
+    def show(a, *args, **kwargs):
+        return func(concrete(a, f"numpy.{func.__name__} (printing reads the data)"), *args,
+                    **kwargs)
+    show.__name__ = f"_{func.__name__}"
+    return show
+
+
+for _func in (np.array2string, np.array_repr, np.array_str):
+    implements(_func, dynamic_only=True)(_printer(_func))
+
+
+@implements(np.packbits, dynamic_only=True)
+def _packbits(a, axis=None, bitorder="big"):
+    return np.packbits(concrete(a, "np.packbits"), axis=axis, bitorder=bitorder)
+
+
+@implements(np.unpackbits, dynamic_only=True)
+def _unpackbits(a, axis=None, count=None, bitorder="big"):
+    return np.unpackbits(concrete(a, "np.unpackbits"), axis=axis, count=count,
+                         bitorder=bitorder)
+
+
+@implements(np.lib.stride_tricks.sliding_window_view)
+def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    if writeable:
+        raise ValueError("sliding_window_view(writeable=True) is not supported on traced "
+                         "arrays; windows are read-only views")
+    x = operand(x)
+    positions = np.arange(math.prod(_shape(x))).reshape(_shape(x))
+    windows = np.lib.stride_tricks.sliding_window_view(positions, window_shape, axis)
+    return take_axis(_ravel(x), np.ascontiguousarray(windows), 0)
