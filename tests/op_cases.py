@@ -286,5 +286,13 @@ CASES = [
     C(ops.qr, (floats(4, 3),), {"complete": False}),
     C(ops.qr, (floats(3, 4),), {"complete": False}, name="qr_wide"),
     C(ops.qr, (complexes(3, 3),), {"complete": False}, name="qr_complex"),
+    C(ops.fft, (complexes(3, 4),), {"axes": (1,), "inverse": False, "norm": "backward"}),
+    C(ops.fft, (floats(3, 4),), {"axes": (0, 1), "inverse": True, "norm": "ortho"},
+      name="fft_inverse_real_input"),
+    C(ops.rfft, (floats(3, 6),), {"axes": (1,), "norm": "backward"}),
+    C(ops.rfft, (floats(3, 5),), {"axes": (0, 1), "norm": "forward"}, name="rfft_odd_2d"),
+    C(ops.irfft, (complexes(3, 4),), {"axes": (1,), "s": (6,), "norm": "backward"}),
+    C(ops.irfft, (complexes(3, 4),), {"axes": (0, 1), "s": (3, 7), "norm": "ortho"},
+      name="irfft_odd_2d"),
     # --- checkpoint, implicit and custom primitive ops ---
 ]

@@ -10,6 +10,7 @@ from .bitwise import *  # noqa: F403
 from .bitwise import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .elementwise import *  # noqa: F403
+from .fft import *  # noqa: F403
 from .floatbits import *  # noqa: F403
 from .floatbits import *  # noqa: F403
 from .indexing import *  # noqa: F403
