@@ -102,7 +102,10 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
 
 def conj(x):
     """Complex conjugate; the identity (no op emitted) for real values."""
-    return ops.conj(x) if aval_of(x).dtype.kind == "c" else x
+    kind = getattr(getattr(x, "dtype", None), "kind", None)
+    if kind is None:  # a Python scalar, or a provider dtype without .kind
+        kind = aval_of(x).dtype.kind
+    return ops.conj(x) if kind == "c" else x
 
 
 def unbroadcast(x, shape: tuple[int, ...]):
@@ -112,7 +115,8 @@ def unbroadcast(x, shape: tuple[int, ...]):
     ``shape``, which is all a cotangent of an elementwise op needs (the reverse pass expands it
     only where a transpose needs the exact shape).
     """
-    xshape = aval_of(x).shape
+    xshape = getattr(x, "shape", None)
+    xshape = aval_of(x).shape if xshape is None else tuple(xshape)
     if xshape == shape:
         return x
     nx, ns = len(xshape), len(shape)
