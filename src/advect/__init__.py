@@ -25,6 +25,7 @@ from .autodiff.api import (
 )
 from .autodiff.checkpoint import checkpoint
 from .autodiff.implicit import implicit_root
+from .catalog import support_catalog
 from .errors import (
     AdvectError,
     EscapedTracerError,
@@ -57,5 +58,5 @@ __all__ = [
     "hvp", "stop_gradient", "is_traced", "Pullback", "LinearMap", "array", "asarray",
     "AdvectError", "TracingError", "EscapedTracerError", "MissingPrimitiveRuleError",
     "MutationError", "StaleViewError", "NumericsError", "NoJVPError", "NoVJPError",
-    "ImplicitSolveError", "checkpoint", "implicit_root", "primitive",
+    "ImplicitSolveError", "checkpoint", "implicit_root", "support_catalog", "primitive",
 ]

@@ -127,14 +127,21 @@ SCIPY_SPECIAL = {
 _scipy_rows_added = False
 
 
-def translation(ufunc):
-    """The op or composite for ``ufunc``, or None; adds the SciPy rows on the first miss."""
+def add_scipy_rows() -> bool:
+    """Key the SCIPY_SPECIAL rows by SciPy's ufunc objects in UFUNCS, once ``scipy.special`` is
+    imported (by the user: Advect never imports it first); returns whether they are in."""
     global _scipy_rows_added
-    found = UFUNCS.get(ufunc)
-    if found is None and not _scipy_rows_added and "scipy.special" in sys.modules:
+    if not _scipy_rows_added and "scipy.special" in sys.modules:
         special = sys.modules["scipy.special"]
         UFUNCS.update({getattr(special, name): op for name, op in SCIPY_SPECIAL.items()})
         _scipy_rows_added = True
+    return _scipy_rows_added
+
+
+def translation(ufunc):
+    """The op or composite for ``ufunc``, or None; adds the SciPy rows on the first miss."""
+    found = UFUNCS.get(ufunc)
+    if found is None and not _scipy_rows_added and add_scipy_rows():
         found = UFUNCS.get(ufunc)
     return found
 
@@ -155,10 +162,13 @@ _BOOL_RESULT = frozenset({np.equal, np.not_equal, np.less, np.less_equal, np.gre
 
 
 def _cast(x, dtype, casting, what):
+    """``x`` as ``dtype`` under NumPy's ``casting`` rule; Python scalars stay weak."""
+    if isinstance(x, bool | int | float | complex):
+        return x
     source = aval_of(x).dtype
     if source == dtype:
         return x
-    if not (isinstance(x, bool | int | float | complex) or np.can_cast(source, dtype, casting)):
+    if not np.can_cast(source, dtype, casting):
         raise TypeError(f"{what}: cannot cast from {source} to {dtype} with casting rule "
                         f"{casting!r}")
     return ops.astype(x, dtype=dtype.name)

@@ -1,0 +1,276 @@
+"""Ufunc methods on traced arrays: ``reduce``, ``accumulate``, ``reduceat``, ``outer``, ``at``.
+
+Each method is written with the ufunc's own translation, so it is differentiable wherever the
+ufunc is. Common reductions and scans map to one op (``add.reduce`` is ``reduce_sum``,
+``multiply.accumulate`` is ``cumulative_prod``, ``maximum.accumulate`` is ``cumulative_max``,
+``logaddexp.reduce`` is a stable log-sum-exp); any other ufunc folds over the reduced axis one
+element at a time, exactly as NumPy defines the method. ``ufunc.at`` is functionalized: it
+repoints the owned local array it updates, and applies repeated indices one after another
+(``add.at`` and ``subtract.at`` through ``scatter_add``, which accumulates them).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ..errors import TracingError
+from ..ops._rules import broadcast_shapes, normalize_axes, reduced_shape
+from ..ops.indexing import index_shape
+from ._methods import _operand
+from ._ufuncs import _cast, _name, translation, write_out
+
+__all__ = ["METHODS", "method_defined", "call_method"]
+
+METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
+_NoValue = np._NoValue
+
+
+def method_defined(ufunc, method: str) -> bool:
+    """Whether NumPy defines ``ufunc.<method>`` (gufuncs such as matmul define none)."""
+    if ufunc.signature is not None:
+        return False
+    if method == "outer":
+        return ufunc.nin == 2
+    if method == "at":
+        return ufunc.nout == 1
+    return ufunc.nin == 2 and ufunc.nout == 1
+
+
+def call_method(ufunc, method, inputs, kwargs):
+    what = f"{_name(ufunc)}.{method}"
+    if method not in METHODS:
+        raise TracingError(f"{what} is not supported on traced arrays")
+    if not method_defined(ufunc, method):
+        raise ValueError(f"{what} is not defined: NumPy defines reduce, accumulate and reduceat "
+                         "for binary ufuncs with one output, outer for binary ufuncs and at for "
+                         "ufuncs with one output, none for gufuncs such as matmul")
+    found = translation(ufunc)
+    if found is None:
+        raise TracingError(f"{_name(ufunc)} is not supported on traced arrays; see "
+                           "advect.support_catalog() for the supported ufuncs")
+    return _IMPLS[method](ufunc, found, what, *inputs, **kwargs)
+
+
+def _out_tuple(out):
+    return out if isinstance(out, tuple) or out is None else (out,)
+
+
+# --- reduce ----------------------------------------------------------------------------------
+
+def _log_sum_exp(exp_fn, log_fn):
+    def reduce(a, axes, keepdims):
+        top = ops.reduce_max(a, axes=axes, keepdims=True)
+        top = ops.where(ops.isfinite(top), top, 0.0)  # all -inf (or inf) keeps its limit
+        total = ops.reduce_sum(exp_fn(ops.subtract(a, top)), axes=axes, keepdims=True)
+        result = ops.add(log_fn(total), top)
+        return result if keepdims else ops.squeeze(result, axes=axes)
+    return reduce
+
+
+def _nan_ignoring(reduce, fill):
+    def fast(a, axes, keepdims):
+        if aval_of(a).dtype.kind not in "fc":
+            return reduce(a, axes=axes, keepdims=keepdims)
+        nan = ops.isnan(a)
+        result = reduce(ops.where(nan, fill, a), axes=axes, keepdims=keepdims)
+        return ops.where(ops.reduce_min(nan, axes=axes, keepdims=keepdims), math.nan, result)
+    return fast
+
+
+def _as_bool(a):
+    return a if aval_of(a).dtype.kind == "b" else ops.not_equal(a, 0)
+
+
+_FAST_REDUCE = {
+    np.add: lambda a, axes, k: ops.reduce_sum(a, axes=axes, keepdims=k),
+    np.multiply: lambda a, axes, k: ops.reduce_prod(a, axes=axes, keepdims=k),
+    np.maximum: lambda a, axes, k: ops.reduce_max(a, axes=axes, keepdims=k),
+    np.minimum: lambda a, axes, k: ops.reduce_min(a, axes=axes, keepdims=k),
+    np.fmax: _nan_ignoring(ops.reduce_max, -math.inf),
+    np.fmin: _nan_ignoring(ops.reduce_min, math.inf),
+    np.logical_and: lambda a, axes, k: ops.reduce_min(_as_bool(a), axes=axes, keepdims=k),
+    np.logical_or: lambda a, axes, k: ops.reduce_max(_as_bool(a), axes=axes, keepdims=k),
+    np.logaddexp: _log_sum_exp(ops.exp, ops.log),
+    np.logaddexp2: _log_sum_exp(ops.exp2, ops.log2),
+}
+
+
+def _fold(ufunc, found, a, axes, keepdims, initial, what):
+    """NumPy's definition of reduce: ``found`` applied left to right along the reduced axes."""
+    shape = aval_of(a).shape
+    kept = tuple(d for d in range(len(shape)) if d not in axes)
+    rest = tuple(shape[d] for d in kept)
+    x = a
+    if (*axes, *kept) != tuple(range(len(shape))):
+        x = ops.permute_dims(x, axes=(*axes, *kept))
+    n = math.prod(shape[d] for d in axes)
+    if len(axes) != 1:
+        x = ops.reshape(x, shape=(n, *rest))
+    acc = None if initial is _NoValue else initial
+    for i in range(n):
+        item = ops.gather(x, index=(i,))
+        acc = item if acc is None else found(acc, item)
+    if acc is None:
+        if ufunc.identity is None:
+            raise ValueError(f"{what}: zero-size array to a reduction operation which has no "
+                             "identity; pass initial=")
+        acc = ufunc.identity
+    if aval_of(acc).shape != rest:
+        acc = ops.full_like(x, fill_value=acc, shape=rest) if not isinstance(acc, Tracer) \
+            else ops.broadcast_to(acc, shape=rest)
+    return ops.reshape(acc, shape=reduced_shape(shape, axes, True)) if keepdims else acc
+
+
+def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""):
+    fast = _FAST_REDUCE.get(ufunc)
+    if fast is None:
+        return _fold(ufunc, found, a, axes, keepdims, initial, what)
+    result = fast(a, axes, keepdims)
+    return result if initial is _NoValue or initial is None else found(result, initial)
+
+
+def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=False,
+            initial=_NoValue, where=True):
+    a = _operand(array)
+    if dtype is not None:
+        a = _cast(a, np.dtype(dtype), "unsafe", what)
+    axes = normalize_axes(axis, aval_of(a).ndim)
+    if where is not True:
+        fill = ufunc.identity if initial is _NoValue else initial
+        if fill is None:
+            raise ValueError(f"{what}: the reduction has no identity, so where= needs initial= "
+                             "for the masked entries")
+        a = ops.where(_operand(where), a, fill)
+    result = reduce_axes(ufunc, found, a, axes, bool(keepdims), initial, what)
+    return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
+
+
+# --- accumulate and reduceat ------------------------------------------------------------------
+
+_FAST_ACCUMULATE = {np.add: ops.cumulative_sum, np.multiply: ops.cumulative_prod,
+                    np.maximum: ops.cumulative_max, np.minimum: ops.cumulative_min}
+
+
+def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
+    a = _operand(array)
+    if dtype is not None:
+        a = _cast(a, np.dtype(dtype), "unsafe", what)
+    ndim = aval_of(a).ndim
+    if ndim == 0:
+        raise TypeError(f"{what}: cannot accumulate on a scalar")
+    axis = normalize_axes(0 if axis is None else axis, ndim)[0]
+    fast = _FAST_ACCUMULATE.get(ufunc)
+    if fast is not None:
+        result = fast(a, axis=axis)
+    else:
+        acc, parts = None, []
+        for i in range(aval_of(a).shape[axis]):
+            item = ops.slice_axis(a, start=i, stop=i + 1, axis=axis)
+            acc = item if acc is None else found(acc, item)
+            parts.append(acc)
+        result = ops.concat(*parts, axis=axis) if parts else a
+    return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
+
+
+def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
+    a = _operand(array)
+    if dtype is not None:
+        a = _cast(a, np.dtype(dtype), "unsafe", what)
+    if isinstance(indices, Tracer):  # the segment lengths come from the data: dynamic only
+        indices = indices._concrete_for(f"{what} with traced indices")
+    indices = [int(i) for i in np.asarray(indices).reshape(-1)]
+    axis = normalize_axes(axis, aval_of(a).ndim)[0]
+    n = aval_of(a).shape[axis]
+    pieces = []
+    for k, i in enumerate(indices):
+        if not 0 <= i < n:
+            raise IndexError(f"{what}: index {i} out-of-bounds in [0, {n})")
+        j = indices[k + 1] if k + 1 < len(indices) else n
+        if i < j:
+            segment = ops.slice_axis(a, start=i, stop=j, axis=axis)
+            pieces.append(reduce_axes(ufunc, found, segment, (axis,), True, what=what))
+        else:
+            pieces.append(ops.slice_axis(a, start=i, stop=i + 1, axis=axis))
+    result = ops.concat(*pieces, axis=axis)
+    return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
+
+
+# --- outer and at ------------------------------------------------------------------------------
+
+def _outer(ufunc, found, what, a, b, **kwargs):
+    from ._ufuncs import call_ufunc
+
+    a, b = _operand(a), _operand(b)
+    trailing = (1,) * aval_of(b).ndim
+    if trailing:
+        a = ops.reshape(a, shape=(*aval_of(a).shape, *trailing))
+    return call_ufunc(ufunc, (a, b), kwargs)
+
+
+def _advanced_position(index):
+    """Where ``x[index]`` puts the broadcast advanced-index dimensions (NumPy's rule: at the
+    first advanced index when they are adjacent, else in front)."""
+    position, first, previous, adjacent = 0, None, None, True
+    for e in index:
+        if e is None or isinstance(e, tuple):
+            position += 1
+            continue
+        if previous is not None and previous != position:
+            adjacent = False
+        first = position if first is None else first
+        previous = position
+    return first if adjacent else 0
+
+
+def _entry(x, p):
+    return x[p] if isinstance(x, np.ndarray) else ops.gather(x, index=p)
+
+
+def _at(ufunc, found, what, a, indices, b=None):
+    from ._indexing import normalize_index
+    from ._mutation import assign_inplace, write_plain
+
+    if ufunc.nin == 2 and b is None:
+        raise TypeError(f"{what}: second operand needed for ufunc")
+    if not isinstance(a, Tracer):
+        write_plain(a, what)
+    dtype = aval_of(a).dtype
+    b = None if b is None else _operand(b)
+    index, arrays = normalize_index(a.shape, indices)
+    if ufunc in (np.add, np.subtract):  # scatter_add accumulates repeated indices
+        v = b if ufunc is np.add else ops.negative(b)
+        new = ops.scatter_add(a, _cast(v, dtype, "same_kind", what), *arrays, index=index)
+    elif not arrays:  # basic indices never repeat
+        current = ops.gather(a, index=index)
+        value = found(current) if b is None else found(current, b)
+        new = ops.scatter(a, _cast(value, dtype, "same_kind", what), index=index)
+    else:  # one update per index entry, in order, so repeats see each other's results
+        shapes = [aval_of(x).shape for x in arrays]
+        common = broadcast_shapes(*shapes)
+        arrays = [x if aval_of(x).shape == common else
+                  (np.broadcast_to(x, common) if isinstance(x, np.ndarray)
+                   else ops.broadcast_to(x, shape=common)) for x in arrays]
+        if b is not None and not isinstance(b, bool | int | float | complex):
+            b = ops.broadcast_to(b, shape=index_shape(a.shape, index, shapes))
+        lead = ((None, None, None),) * _advanced_position(index)
+        new = a
+        for p in np.ndindex(*common):
+            entries = [_entry(x, p) for x in arrays]
+            current = ops.gather(new, *entries, index=index)
+            if b is None:
+                value = found(current)
+            else:
+                value = found(current, b if isinstance(b, bool | int | float | complex)
+                              else ops.gather(b, index=lead + p))
+            new = ops.scatter(new, _cast(value, dtype, "same_kind", what), *entries,
+                              index=index)
+    assign_inplace(a, new, what)
+
+
+_IMPLS = {"reduce": _reduce, "accumulate": _accumulate, "reduceat": _reduceat,
+          "outer": _outer, "at": _at}
