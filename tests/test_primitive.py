@@ -11,7 +11,6 @@ from advect.errors import MissingPrimitiveRuleError, NoJVPError
 from advect.testing import check_grads, check_primitive
 
 X = np.array([0.3, -1.2, 2.0])
-ALL_BUT_STAGE = ("abstract", "jvp", "transpose", "complex", "nested")
 
 
 def _same_spec(x):
@@ -210,7 +209,9 @@ def test_pytree_arguments_and_outputs_are_flattened_at_the_handle():
     grad = ad.grad(lambda p, x: np.sum(affine(p, x)["y"]))(params, x)
     np.testing.assert_allclose(grad["w"], x)
     np.testing.assert_allclose(grad["b"], np.ones(2))
-    check_primitive(affine, primals=(params, x), check=("jvp", "transpose", "nested"))
+    affine.def_abstract(lambda params, x: {"y": x.spec, "parts": (x.spec, params["w"].spec)})
+    assert check_primitive(affine, primals=(params, x)) == (
+        "abstract", "jvp", "transpose", "nested", "stage")
 
 
 def test_bad_arguments_raise_named_errors():
@@ -275,7 +276,6 @@ def test_staged_derivatives_of_restored_programs_use_the_rules():
 
 
 def test_saved_program_round_trips_and_names_a_missing_primitive():
-    pytest.importorskip("advect.staging.serialize")
     program = ad.stage(lambda x: np.sum(CUBE(x)), X)
     payload = json.loads(json.dumps(program.to_dict()))
     np.testing.assert_array_equal(ad.StagedProgram.from_dict(payload)(X), program(X))
@@ -287,10 +287,9 @@ def test_saved_program_round_trips_and_names_a_missing_primitive():
 # --- check_primitive -----------------------------------------------------------------------------
 
 def test_check_primitive_runs_the_checks_the_rules_allow():
-    assert check_primitive(CUBE, primals=(X,), check=ALL_BUT_STAGE) == (
-        "abstract", "jvp", "transpose", "nested")
-    assert check_primitive(SINE, primals=(X,), check=ALL_BUT_STAGE) == (
-        "abstract", "transpose", "nested")
+    assert check_primitive(CUBE, primals=(X,)) == (
+        "abstract", "jvp", "transpose", "nested", "stage")
+    assert check_primitive(SINE, primals=(X,)) == ("abstract", "transpose", "nested", "stage")
 
 
 def test_check_primitive_with_complex_inputs():
@@ -304,7 +303,8 @@ def test_check_primitive_with_complex_inputs():
     norm2.def_transpose(lambda ct, primals, output: (2 * primals[0] * ct,))
     norm2.def_abstract(lambda z: ad.ArraySpec(z.shape, "float64"))
     z = np.array([1.0 + 2.0j, -0.5 + 0.1j])
-    assert "complex" in check_primitive(norm2, primals=(z,), check=ALL_BUT_STAGE)
+    assert check_primitive(norm2, primals=(z,)) == (
+        "abstract", "jvp", "transpose", "complex", "nested", "stage")
     np.testing.assert_allclose(ad.grad(lambda z: np.sum(norm2(z)))(z), 2 * z)
 
 
@@ -340,6 +340,18 @@ def test_check_primitive_rejects_unknown_checks():
         check_primitive(CUBE, primals=(X,), check=("speed",))
 
 
-def test_check_primitive_stage():
-    pytest.importorskip("advect.staging.serialize")
-    assert "stage" in check_primitive(CUBE, primals=(X,), check=("stage",))
+def test_check_primitive_with_static_and_nondiff_arguments():
+    @ad.primitive(name="test_check_static", static_argnames="n", nondiff_argnames="weight")
+    def weighted_power(x, weight, n):
+        return weight * x ** n
+
+    @weighted_power.def_jvp
+    def _(output, primals, tangents, n):
+        (x, weight), (dx, dweight) = primals, tangents
+        assert dweight is None
+        return weight * n * x ** (n - 1) * dx
+
+    weighted_power.def_abstract(lambda x, weight, n: x.spec)
+    weight = np.array([1.0, -2.0, 0.5])
+    assert check_primitive(weighted_power, primals=(X, weight), static={"n": 3}) == (
+        "abstract", "jvp", "transpose", "nested", "stage")

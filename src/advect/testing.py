@@ -175,7 +175,8 @@ def check_primitive(handle, *, primals: Sequence[Any], static: dict | None = Non
       held constant), so the rules are checked as real-linear maps;
     * ``"nested"``: the same checks on the first derivatives (second order);
     * ``"stage"``: ``advect.stage`` of the call, then ``to_dict`` / JSON / ``from_dict``, equal
-      the eager result (skipped with a warning while ``advect.stage`` is absent).
+      the eager result, and so does the staged pullback (``vjp_program``) before and after
+      saving (skipped with a warning while ``advect.stage`` is absent).
 
     Raises:
         AssertionError: naming the check and what disagrees.
@@ -223,6 +224,8 @@ def check_primitive(handle, *, primals: Sequence[Any], static: dict | None = Non
         ran += [c for c in ("complex", "nested") if c in check and (c != "complex"
                                                                      or has_complex)]
     if "stage" in check and _check_staged(handle, primals, static, expected, name):
+        if args and (has_jvp or has_transpose):
+            _check_staged_pullback(f, args, np.random.default_rng(seed), name)
         ran.append("stage")
     return tuple(c for c in PRIMITIVE_CHECKS if c in ran)
 
@@ -326,3 +329,27 @@ def _check_staged(handle, primals, static, expected, name) -> bool:
         raise AssertionError(f"{name}, stage: the saved and loaded program gives {loaded}, the "
                              f"staged one {staged}")
     return True
+
+
+def _check_staged_pullback(f, args, rng, name):
+    import json
+
+    from . import stage, vjp_program
+
+    out = f(*args)
+    if not all(o is not None for o in _inexact_leaves(out)):
+        return  # a cotangent for an integer output has no meaning
+    argnums = tuple(range(len(args)))
+    rtol, atol, _ = _tolerances(args, None, None, None, out)
+    cts = tree_map(lambda o: _random_like(_concrete(o), rng), out)
+    pullback = vjp_program(stage(f, *args), argnums=argnums)
+    restored = type(pullback).from_dict(json.loads(json.dumps(pullback.to_dict())))
+    want = [_concrete(g) for g in tree_flatten(vjp(f, argnums)(*args)[1](cts))[0]]
+    staged = [_concrete(g) for g in tree_flatten(pullback(*args, cotangent=cts))[0]]
+    loaded = [_concrete(g) for g in tree_flatten(restored(*args, cotangent=cts))[0]]
+    if not all(np.allclose(g, w, rtol=rtol, atol=atol) for g, w in zip(staged, want)):
+        raise AssertionError(f"{name}, stage: the staged pullback gives {staged}, the dynamic "
+                             f"one {want}")
+    if not all(np.array_equal(g, w, equal_nan=True) for g, w in zip(loaded, staged)):
+        raise AssertionError(f"{name}, stage: the saved and loaded pullback gives {loaded}, the "
+                             f"staged one {staged}")
