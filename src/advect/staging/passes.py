@@ -173,8 +173,11 @@ def _implicit_broadcast(graph, node, producer):
 def simplify(graph: Graph) -> Graph:
     """Algebraic identities, cancelling chains and implicit broadcasts."""
     def rule(out, node, producer):
-        return (_identity(out, node) or _chain(out, node, producer)
-                or _implicit_broadcast(out, node, producer))
+        for attempt in (_identity(out, node), _chain(out, node, producer),
+                        _implicit_broadcast(out, node, producer)):
+            if attempt is not None:  # value id 0 is a valid replacement
+                return attempt
+        return None
     return _rewrite(graph, rule)
 
 

@@ -1,0 +1,188 @@
+"""Staged derivatives (spec 000 "Differentiate the program once", spec 001 ``vjp_program``),
+checked against closed forms and against the dynamic transforms."""
+
+import numpy as np
+import pytest
+
+import advect as ad
+from advect import core
+from advect.errors import NoVJPError
+
+SAMPLE = np.linspace(-0.5, 0.5, 8)
+
+
+def loss(x):
+    return np.sum(np.sin(x) ** 2)
+
+
+def test_grad_and_value_and_grad_of_a_program_are_programs():
+    program = ad.stage(loss, SAMPLE)
+    gradient = ad.grad(program)
+    value_and_gradient = ad.value_and_grad(program)
+    assert isinstance(gradient, ad.StagedProgram)
+    assert isinstance(value_and_gradient, ad.StagedProgram)
+    np.testing.assert_allclose(gradient(SAMPLE), np.sin(2 * SAMPLE), rtol=1e-13)
+    value, g = value_and_gradient(SAMPLE + 0.2)
+    np.testing.assert_allclose(value, loss(SAMPLE + 0.2), rtol=1e-14)
+    np.testing.assert_allclose(g, np.sin(2 * (SAMPLE + 0.2)), rtol=1e-13)
+
+
+def test_vjp_program_is_a_reusable_pullback():
+    field = ad.stage(np.sin, SAMPLE)
+    pullback = ad.vjp_program(field)
+    for scale in (1.0, 2.0):
+        cotangent = np.linspace(1.0, 2.0, 8) * scale
+        np.testing.assert_allclose(pullback(SAMPLE, cotangent=cotangent),
+                                   cotangent * np.cos(SAMPLE), rtol=1e-14)
+
+
+def test_cotangent_has_the_primal_outputs_pytree_and_specs():
+    program = ad.stage(lambda x: {"a": x * 2, "b": (np.sum(x),)}, SAMPLE)
+    pullback = ad.vjp_program(program)
+    _, kw = pullback.signature
+    assert kw["cotangent"] == {"a": ad.ArraySpec((8,), "float64"),
+                               "b": (ad.ArraySpec((), "float64"),)}
+    ct = {"a": np.ones(8), "b": (np.asarray(3.0),)}
+    np.testing.assert_allclose(pullback(SAMPLE, cotangent=ct), np.full(8, 5.0))
+    with pytest.raises(TypeError):
+        pullback(SAMPLE, cotangent=np.ones(8))
+
+
+def test_warm_derivative_calls_run_no_tape_and_no_trace():
+    gradient = ad.grad(ad.stage(loss, SAMPLE))
+    pullback = ad.vjp_program(ad.stage(np.sin, SAMPLE))
+    created = []
+    original = core.Trace.__init__
+
+    def counting(self):
+        created.append(type(self).__name__)
+        original(self)
+
+    core.Trace.__init__ = counting
+    try:
+        gradient(SAMPLE)
+        pullback(SAMPLE, cotangent=np.ones(8))
+    finally:
+        core.Trace.__init__ = original
+    assert created == []
+
+
+def test_staged_gradients_equal_dynamic_gradients_for_a_small_mlp():
+    rng = np.random.default_rng(0)
+    w1, w2, x = rng.normal(size=(5, 4)), rng.normal(size=(1, 5)), rng.normal(size=(4, 3))
+
+    def mlp(w1, w2, x):
+        return np.mean((w2 @ np.tanh(w1 @ x)) ** 2)
+
+    staged = ad.grad(ad.stage(mlp, w1, w2, x), argnums=(0, 1))(w1, w2, x)
+    dynamic = ad.grad(mlp, argnums=(0, 1))(w1, w2, x)
+    for s, d in zip(staged, dynamic):
+        np.testing.assert_allclose(s, d, rtol=1e-13)
+
+
+def test_selection_rules_follow_grad():
+    def f(a, b, *, c):
+        return np.sum(a * b * c)
+
+    program = ad.stage(f, np.ones(2), np.full(2, 2.0), kw_specs={"c": ad.ArraySpec((2,),
+                                                                                   "float64")})
+    a, b, c = np.ones(2), np.full(2, 2.0), np.full(2, 3.0)
+    np.testing.assert_allclose(ad.grad(program, 1)(a, b, c=c), a * c)
+    np.testing.assert_allclose(ad.grad(program, -1)(a, b, c=c), a * c)
+    ga, gb = ad.grad(program, (0, 1))(a, b, c=c)
+    np.testing.assert_allclose(ga, b * c)
+    named = ad.grad(program, argnames="c")(a, b, c=c)
+    np.testing.assert_allclose(named["c"], a * b)
+    pos, named = ad.grad(program, 0, argnames=("c",))(a, b, c=c)
+    np.testing.assert_allclose(pos, b * c)
+    np.testing.assert_allclose(named["c"], a * b)
+
+
+def test_has_aux():
+    program = ad.stage(lambda x: (np.sum(x ** 2), x * 2), SAMPLE)
+    g, aux = ad.grad(program, has_aux=True)(SAMPLE)
+    np.testing.assert_allclose(g, 2 * SAMPLE)
+    np.testing.assert_allclose(aux, 2 * SAMPLE)
+    (value, aux), g = ad.value_and_grad(program, has_aux=True)(SAMPLE)
+    np.testing.assert_allclose(value, np.sum(SAMPLE ** 2))
+
+
+def test_python_float_inputs_get_python_float_gradients():
+    program = ad.stage(lambda s: s ** 3, 2.0)
+    g = ad.grad(program)(2.0)
+    assert type(g) is float and g == 12.0
+
+
+def test_derivatives_of_derivatives():
+    cube = ad.stage(lambda s: s ** 3, np.asarray(2.0))
+    second = ad.grad(ad.grad(cube))
+    assert isinstance(second, ad.StagedProgram)
+    np.testing.assert_allclose(second(np.asarray(1.5)), 6 * 1.5)
+
+
+def test_derived_programs_keep_the_revision():
+    program = ad.stage(loss, SAMPLE, array_api_version="2023.12")
+    assert ad.grad(program).array_api_version == "2023.12"
+    assert ad.vjp_program(program).array_api_version == "2023.12"
+
+
+def test_derived_programs_are_optimized():
+    gradient = ad.grad(ad.stage(loss, SAMPLE))
+    assert gradient.optimization.nodes_after < gradient.optimization.nodes_before
+
+
+def test_float32_stays_float32():
+    x = SAMPLE.astype(np.float32)
+    g = ad.grad(ad.stage(loss, x))(x)
+    assert g.dtype == np.float32
+
+
+# --- spec 001: every Raises of vjp_program -------------------------------------------------------
+
+def test_vjp_program_refuses_a_plain_callable():
+    with pytest.raises(TypeError, match="StagedProgram"):
+        ad.vjp_program(lambda x: x)
+
+
+def test_vjp_program_refuses_out_of_range_and_duplicate_argnums():
+    square = ad.stage(lambda x: x ** 2, np.array([1.0, 2.0]))
+    with pytest.raises(IndexError):
+        ad.vjp_program(square, argnums=3)
+    with pytest.raises(ValueError):
+        ad.vjp_program(square, argnums=(0, 0))
+
+
+def test_vjp_program_refuses_weak_scalars_that_are_not_real_floating():
+    program = ad.stage(lambda x, n: x * n, np.ones(2), 3)
+    with pytest.raises(TypeError, match="int"):
+        ad.vjp_program(program, argnums=1)
+    program = ad.stage(lambda x, z: x * z, np.ones(2), 1j)
+    with pytest.raises(TypeError, match="complex"):
+        ad.vjp_program(program, argnums=1)
+
+
+def test_vjp_program_refuses_absent_names_and_a_reserved_cotangent():
+    program = ad.stage(lambda x, *, cotangent: x * cotangent, np.ones(2),
+                       kw_specs={"cotangent": ad.ArraySpec((2,), "float64")})
+    with pytest.raises(ValueError, match="cotangent"):
+        ad.vjp_program(program)
+    with pytest.raises(ValueError, match="missing"):
+        ad.vjp_program(program, argnames="missing")
+
+
+def test_vjp_program_raises_no_vjp_error_for_a_missing_transpose():
+    from advect.core import Op, bind
+    from advect.ops._rules import same_unary
+
+    if "test_linear_no_transpose" not in core.REGISTRY:
+        Op("test_linear_no_transpose", abstract=same_unary, impl=lambda xp, x: x * 2,
+           linear=True)
+    op = core.REGISTRY["test_linear_no_transpose"]
+    program = ad.stage(lambda x: bind(op, x), np.ones(2))
+    with pytest.raises(NoVJPError, match="test_linear_no_transpose"):
+        ad.vjp_program(program)
+
+
+def test_grad_of_a_program_with_a_non_scalar_output_is_a_value_error():
+    with pytest.raises(ValueError, match="scalar"):
+        ad.grad(ad.stage(np.sin, SAMPLE))

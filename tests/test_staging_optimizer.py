@@ -1,0 +1,177 @@
+"""The optimizer pipeline and the execution plan: each rewrite, the report, donation safety,
+release after last use. Results are compared with eager NumPy."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import advect as ad
+
+X = np.linspace(-1.0, 1.0, 6)
+
+
+def op_names(program):
+    return [node.op.name for node in program.graph.nodes]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.sin(x) * 1,
+    lambda x: 1.0 * np.sin(x),
+    lambda x: np.sin(x) + 0,
+    lambda x: 0.0 + np.sin(x),
+    lambda x: np.sin(x) - 0.0,
+    lambda x: np.sin(x) / 1.0,
+    lambda x: np.negative(np.negative(np.sin(x))),
+    lambda x: np.sin(x).astype(np.float64),
+    lambda x: np.sin(x).reshape(2, 3).reshape(6),
+    lambda x: np.sin(x).reshape(2, 3).T.T.reshape(6),
+])
+def test_identities_leave_only_the_real_work(fn):
+    program = ad.stage(fn, X)
+    assert op_names(program) == ["sin"]
+    np.testing.assert_array_equal(program(X), fn(X))
+
+
+def test_lossless_astype_round_trip_cancels_but_lossy_one_stays():
+    x32 = X.astype(np.float32)
+    lossless = ad.stage(lambda x: x.astype(np.float64).astype(np.float32) * 2, x32)
+    assert op_names(lossless) == ["multiply"]
+    lossy = ad.stage(lambda x: x.astype(np.float32).astype(np.float64) * 2, X)
+    assert op_names(lossy).count("astype") == 2
+    np.testing.assert_array_equal(lossy(X), X.astype(np.float32).astype(np.float64) * 2)
+
+
+def test_transpose_chains_compose():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    program = ad.stage(lambda x: np.transpose(np.transpose(x, (1, 2, 0)), (2, 0, 1)) + 1, a)
+    assert op_names(program) == ["add"]
+    program = ad.stage(lambda x: np.transpose(np.transpose(x, (1, 0, 2)), (0, 2, 1)) + 1, a)
+    assert op_names(program) == ["permute_dims", "add"]
+    np.testing.assert_array_equal(program(a),
+                                  np.transpose(np.transpose(a, (1, 0, 2)), (0, 2, 1)) + 1)
+
+
+def test_broadcast_of_a_scalar_feeds_the_elementwise_op_directly():
+    program = ad.stage(lambda x, s: x * np.broadcast_to(s, x.shape), X, np.asarray(2.0))
+    assert op_names(program) == ["multiply"]
+    np.testing.assert_array_equal(program(X, np.asarray(3.0)), X * 3.0)
+
+
+def test_cse_merges_repeated_work():
+    program = ad.stage(lambda x: np.exp(x) * np.exp(x) + np.exp(x), X)
+    assert op_names(program).count("exp") == 1
+    np.testing.assert_allclose(program(X), np.exp(X) * np.exp(X) + np.exp(X), rtol=1e-15)
+
+
+def test_dead_code_is_removed():
+    def f(x):
+        np.cos(x) * 3  # computed and dropped
+        return np.sin(x)
+    assert op_names(ad.stage(f, X)) == ["sin"]
+
+
+def test_constant_subgraphs_are_folded_once_at_staging_time():
+    program = ad.stage(lambda x: x + np.exp(np.ones_like(x)) * 2, X)
+    assert op_names(program) == ["add"]
+    (folded,) = program.constants
+    assert folded.origin == "folded"
+    np.testing.assert_allclose(program(X), X + np.exp(np.ones_like(X)) * 2, rtol=1e-15)
+
+
+def test_large_constant_results_are_not_folded_into_the_program():
+    big = np.ones((1000, 3))
+    program = ad.stage(lambda x: x + np.exp(np.ones_like(x)), big)
+    assert all(c.value.size <= 64 for c in program.constants)
+    np.testing.assert_array_equal(program(big), big + np.e)
+
+
+def test_report_counts_every_pass():
+    program = ad.stage(lambda x: np.sin(x) * 1 + np.sin(x) * 1, X)
+    report = program.optimization
+    assert report.nodes_before == 5 and report.nodes_after == 2
+    assert {p.name for p in report.passes} == {"dce", "simplify", "cse", "fold"}
+    assert all(p.nodes_after <= p.nodes_before for p in report.passes)
+    assert report.passes[0].nodes_before == report.nodes_before
+    assert report.passes[-1].nodes_after == report.nodes_after
+
+
+# --- the plan -------------------------------------------------------------------------------------
+
+def chain(x):
+    y = np.sin(x) * np.cos(x) + x * x
+    return np.exp(-y) + 1.0
+
+
+BIG = np.linspace(-2.0, 2.0, 100_000)
+
+
+def test_donation_happens_and_gives_the_eager_result_bit_for_bit():
+    program = ad.stage(chain, BIG)
+    assert program._plan.donations > 0
+    np.testing.assert_array_equal(program(BIG), chain(BIG))
+
+
+def test_donation_never_writes_inputs_constants_or_earlier_outputs():
+    table = np.linspace(0.0, 1.0, BIG.size)
+    program = ad.stage(lambda x: (np.sin(x) + table) * 2.0, BIG)
+    x = BIG.copy()
+    first = program(x)
+    second = program(x + 1.0)
+    np.testing.assert_array_equal(x, BIG)
+    np.testing.assert_array_equal(program.constants[0].value, table)
+    np.testing.assert_array_equal(first, (np.sin(BIG) + table) * 2.0)
+    assert first is not second
+
+
+def test_a_buffer_aliased_by_a_live_view_is_not_donated():
+    def f(x):
+        t = np.sin(x)              # fresh temporary
+        v = t.reshape(100, 1000)   # a view of it, alive until the end
+        u = np.exp(t)              # t dies here if views are ignored
+        return u, v
+
+    program = ad.stage(f, BIG)
+    u, v = program(BIG)
+    np.testing.assert_array_equal(v, np.sin(BIG).reshape(100, 1000))
+    np.testing.assert_array_equal(u, np.exp(np.sin(BIG)))
+
+
+def test_small_arrays_and_scalars_run_through_the_plan():
+    program = ad.stage(lambda x: np.sum(np.sin(x) ** 2) * 2.0, X)
+    assert program(X) == np.sum(np.sin(X) ** 2) * 2.0
+
+
+def test_staged_call_peak_memory_is_at_most_eager():
+    x = np.linspace(-2.0, 2.0, 200_000)
+    program = ad.stage(chain, x)
+    program(x)
+
+    def peak(fn):
+        tracemalloc.start()
+        fn(x)
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+
+    assert peak(program) <= peak(chain)
+
+
+def test_warm_calls_create_no_trace():
+    from advect import core
+
+    program = ad.stage(chain, X)
+    created = []
+    original = core.Trace.__init__
+
+    def counting(self):
+        created.append(type(self).__name__)
+        original(self)
+
+    core.Trace.__init__ = counting
+    try:
+        program(X)
+        ad.grad(lambda x: np.sum(chain(x)))  # building a transform creates no trace either
+    finally:
+        core.Trace.__init__ = original
+    assert created == []
