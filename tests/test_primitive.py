@@ -154,6 +154,18 @@ def test_jvp_rule_reading_a_tangent_value_in_reverse_mode_raises():
         ad.grad(lambda x: np.sum(peeking(x)))(X)
 
 
+def test_constant_tangent_from_a_jvp_rule_is_zero_in_reverse_mode():
+    ones = ad.primitive(lambda x: np.ones_like(x), name="test_ones")
+    ones.def_jvp(lambda output, primals, tangents: np.zeros_like(primals[0]))
+    np.testing.assert_allclose(ad.grad(lambda x: np.sum(ones(x) * x))(X), np.ones(3))
+    np.testing.assert_allclose(ad.jvp(ones)(X, tangents=X)[1], np.zeros(3))
+
+
+def test_integer_outputs_need_no_derivative_rule():
+    argmax = ad.primitive(lambda x: np.argmax(x), name="test_argmax")
+    np.testing.assert_allclose(ad.grad(lambda x: np.sum(x * argmax(x)))(X), np.full(3, 2.0))
+
+
 # --- arguments: static, nondiff, pytrees ---------------------------------------------------------
 
 def test_static_arguments_reach_rules_and_become_attrs():

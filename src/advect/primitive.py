@@ -60,7 +60,8 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 def primitive(function: Callable | None = None, /, *, name: str,
               static_argnames: str | Iterable[str] = (),
-              nondiff_argnames: str | Iterable[str] = ()):
+              nondiff_argnames: str | Iterable[str] = ()
+              ) -> Primitive | Callable[[Callable], Primitive]:
     """Make ``function`` a custom operation named ``name`` (decorator or direct call).
 
     Arguments named in ``static_argnames`` become attributes of the operation (they must be
@@ -190,12 +191,12 @@ class Primitive:
         return rule
 
     # --- calling -------------------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, operands, static = self._operands(args, kwargs)
         outs = bind(self.op, *leaves, operands=operands, static=static)
         return tree_unflatten(self._out_tree(operands, static, leaves), outs)
 
-    def abstract_eval(self, *args, **kwargs):
+    def abstract_eval(self, *args: Any, **kwargs: Any) -> Any:
         """The output's ``ArraySpec`` pytree for a call, from the abstract rule alone.
 
         Raises:
@@ -293,8 +294,8 @@ class Primitive:
 
     def _jvp_rule(self, primals, tangents, out, *, operands, static):
         tangents = self._live_tangents(operands, primals, tangents)
-        if all(t is None for t in tangents):
-            return (None,) * len(out)
+        if all(t is None for t in tangents) or not any(_inexact(o) for o in out):
+            return (None,) * len(out)  # integer and boolean outputs need no rule
         on_tape = any(is_linear(t) for t in tangents if t is not None)
         if self._transpose is not None and (on_tape or self._jvp is None):
             if not on_tape:
@@ -378,6 +379,9 @@ class Primitive:
             raise ValueError(f"primitive {self.name!r}: the JVP rule returned {len(leaves)} "
                              f"tangents for {len(out)} outputs; return one per output leaf, "
                              "in the output's structure")
+        if any(is_linear(t) for t in tangents if t is not None):
+            # by linearity, a tangent that does not depend on the tape's variables is zero
+            leaves = [t if is_linear(t) else None for t in leaves]
         return tuple(None if t is None or not _inexact(o) else fit(t, aval_of(o))
                      for t, o in zip(leaves, out))
 
