@@ -491,6 +491,7 @@ from . import (  # noqa: E402,F401
     _indexing_funcs,
     _linalg,
     _mathfuncs,
+    _padding,
     _quantiles,
     _queries,
     _shaping,

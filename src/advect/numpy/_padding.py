@@ -1,0 +1,153 @@
+"""``np.pad`` in every mode on traced arrays.
+
+Axes are padded one after the other, as NumPy does, so corners agree. Modes that copy values
+(edge, wrap, even reflections) are one gather with the index map NumPy's own ``pad`` gives for
+``arange``; odd reflections are linear maps, applied as a matrix NumPy builds by padding the
+identity; statistic modes reduce the edge slices; ``linear_ramp`` interpolates to the end values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ._functions import (
+    _mean,
+    _moveaxis,
+    _shape,
+    astype,
+    implements,
+    operand,
+    reduction,
+    slice_along,
+    take_axis,
+)
+from ._quantiles import _median
+
+_MODES = ("constant", "edge", "linear_ramp", "maximum", "mean", "median", "minimum", "reflect",
+          "symmetric", "wrap", "empty")
+
+
+def _pairs(value, ndim, name):
+    """``value`` as one ``(before, after)`` pair per axis; a traced scalar serves every side."""
+    if isinstance(value, Tracer):
+        if _shape(value):
+            raise TypeError(f"numpy.pad: a traced {name} must be a scalar")
+        return [(value, value)] * ndim
+    pairs = np.broadcast_to(np.asarray(value), (ndim, 2))
+    return [(pairs[i, 0].item(), pairs[i, 1].item()) for i in range(ndim)]
+
+
+def _side(a, axis, width, value):
+    shape = _shape(a)[:axis] + (width,) + _shape(a)[axis + 1:]
+    if isinstance(value, Tracer):
+        return ops.broadcast_to(astype(value, aval_of(a).dtype), shape=shape)
+    return ops.full_like(a, fill_value=value, shape=shape)
+
+
+def _round_for(a, value):
+    """NumPy rounds statistics and ramps back to an integer array's dtype."""
+    if aval_of(a).dtype.kind in "iub":
+        return astype(ops.round(value), aval_of(a).dtype)
+    return value
+
+
+def _statistic(a, axis, lo, hi, mode):
+    part = slice_along(a, lo, hi, axis)
+    if mode == "maximum":
+        return reduction(ops.reduce_max, part, axis, True)
+    if mode == "minimum":
+        return reduction(ops.reduce_min, part, axis, True)
+    if mode == "mean":
+        return _round_for(a, _mean(part, axis, keepdims=True))
+    return _round_for(a, _median(part, axis, keepdims=True))
+
+
+def _stat_sides(a, axis, before, after, mode, stat_length):
+    n = _shape(a)[axis]
+    lb, la = (n, n) if stat_length is None else (min(stat_length[0] or n, n),
+                                                 min(stat_length[1] or n, n))
+    left = _statistic(a, axis, 0, lb, mode)
+    right = _statistic(a, axis, n - la, n, mode)
+    grow = _shape(a)[:axis]
+    rest = _shape(a)[axis + 1:]
+    return (ops.broadcast_to(left, shape=grow + (before,) + rest),
+            ops.broadcast_to(right, shape=grow + (after,) + rest))
+
+
+def _ramp_sides(a, axis, before, after, ends):
+    n = _shape(a)[axis]
+    nd = len(_shape(a))
+    view = [1] * nd
+
+    def ramp(edge, end, width):
+        view[axis] = width
+        t = (np.arange(width, dtype=np.float64) / max(width, 1)).reshape(view)
+        end = end if isinstance(end, Tracer) else float(end)
+        values = ops.add(end, ops.multiply(ops.subtract(edge, end), t))
+        dtype = aval_of(a).dtype
+        if dtype.kind in "iub":  # NumPy's integer linspace floors
+            return astype(ops.floor(values), dtype)
+        return astype(values, dtype)
+    left = ramp(slice_along(a, 0, 1, axis), ends[0], before)
+    right = ops.flip(ramp(slice_along(a, n - 1, n, axis), ends[1], after), axes=(axis,))
+    return left, right
+
+
+def _linear_map(a, axis, before, after, mode, reflect_type):
+    n = _shape(a)[axis]
+    matrix = np.pad(np.eye(n), ((before, after), (0, 0)), mode=mode, reflect_type=reflect_type)
+    dtype = aval_of(a).dtype
+    matrix = matrix.astype(dtype) if dtype.kind in "fc" else matrix
+    out = ops.dot_general(matrix, a, contract=((1,), (axis,)), batch=((), ()))
+    out = _moveaxis(out, 0, axis)
+    return _round_for(a, out) if dtype.kind in "iub" else out
+
+
+def _pad_axis(a, axis, before, after, mode, options):
+    if mode in ("constant", "empty"):
+        left, right = options["constant_values"][axis] if mode == "constant" else (0, 0)
+        parts = [_side(a, axis, before, left)] if before else []
+        parts.append(a)
+        if after:
+            parts.append(_side(a, axis, after, right))
+        return ops.concat(*parts, axis=axis) if len(parts) > 1 else a
+    if mode in ("maximum", "minimum", "mean", "median", "linear_ramp"):
+        if mode == "linear_ramp":
+            left, right = _ramp_sides(a, axis, before, after, options["end_values"][axis])
+        else:
+            stat = options["stat_length"]
+            left, right = _stat_sides(a, axis, before, after, mode,
+                                      None if stat is None else stat[axis])
+        return ops.concat(left, a, right, axis=axis)
+    reflect_type = options["reflect_type"]
+    if mode in ("reflect", "symmetric") and reflect_type == "odd":
+        return _linear_map(a, axis, before, after, mode, reflect_type)
+    positions = np.pad(np.arange(_shape(a)[axis]), (before, after), mode=mode)
+    return take_axis(a, positions, axis)
+
+
+@implements(np.pad)
+def _pad(array, pad_width, mode="constant", **kwargs):
+    a = operand(array)
+    if callable(mode) or mode not in _MODES:
+        raise ValueError(f"numpy.pad: mode {mode!r} is not supported on traced arrays; use one "
+                         f"of {', '.join(_MODES)}")
+    nd = len(_shape(a))
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (nd, 2))
+    if np.any(widths < 0):
+        raise ValueError("index can't contain negative values")
+    stat = kwargs.get("stat_length")
+    options = {
+        "constant_values": _pairs(kwargs.get("constant_values", 0), nd, "constant_values"),
+        "end_values": _pairs(kwargs.get("end_values", 0), nd, "end_values"),
+        "stat_length": None if stat is None else _pairs(stat, nd, "stat_length"),
+        "reflect_type": kwargs.get("reflect_type", "even"),
+    }
+    for axis in range(nd):
+        before, after = int(widths[axis, 0]), int(widths[axis, 1])
+        if before or after:
+            a = _pad_axis(a, axis, before, after, mode, options)
+    return a
