@@ -50,9 +50,14 @@ def mark_view(parent, out, index) -> None:
         return
     out._mut = View(parent, index)
     try:
-        parent._views.append(weakref.ref(out))
+        views = parent._views
     except AttributeError:  # the first view of this parent
         parent._views = [weakref.ref(out)]
+        return
+    views.append(weakref.ref(out))
+    n = len(views)
+    if n >= 64 and not n & (n - 1):  # at powers of two, drop views that died: O(1) amortized
+        views[:] = [ref for ref in views if ref() is not None]
 
 
 class _StaleTrace(Trace):

@@ -54,6 +54,8 @@ class StageTrace(Trace):
         if isinstance(x, StageTracer) and x._trace is self:
             return x._vid
         if isinstance(x, Tracer):
+            if not x._trace.alive:  # escaped, or a stale view (numpy/_mutation.py)
+                raise x._trace.dead_error(where)
             raise TracingError(
                 f"{where}: a value of another transform reached a staged function (for example "
                 "an ad.grad input captured by a closure); pass it to the staged function as an "
