@@ -25,6 +25,7 @@ from .autodiff.api import (
 )
 from .autodiff.checkpoint import checkpoint
 from .autodiff.implicit import implicit_root
+from .debug import debug
 from .catalog import support_catalog
 from .errors import (
     AdvectError,
@@ -58,5 +59,5 @@ __all__ = [
     "hvp", "stop_gradient", "is_traced", "Pullback", "LinearMap", "array", "asarray",
     "AdvectError", "TracingError", "EscapedTracerError", "MissingPrimitiveRuleError",
     "MutationError", "StaleViewError", "NumericsError", "NoJVPError", "NoVJPError",
-    "ImplicitSolveError", "checkpoint", "implicit_root", "support_catalog", "primitive",
+    "ImplicitSolveError", "checkpoint", "implicit_root", "debug", "support_catalog", "primitive",
 ]

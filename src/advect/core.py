@@ -23,6 +23,9 @@ REGISTRY: dict[str, Op] = {}
 
 _levels = itertools.count(1)
 
+# advect.debug's hooks while a debug context is active in any thread (see debug.py); else None
+debug_hooks = None
+
 
 def new_level() -> int:
     return next(_levels)
@@ -95,6 +98,8 @@ def bind(op: Op, *args, **attrs):
                 raise t.dead_error(op.name)
             if t.level > level:
                 trace, level = t, t.level
+    if debug_hooks is not None:
+        return debug_hooks.bind(op, trace, args, attrs)
     if trace is None:
         return op.impl(np if args and type(args[0]) is np.ndarray else namespace_of(args),
                        *args, **attrs)

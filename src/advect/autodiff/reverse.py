@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from .. import ops
+from .. import core, ops
 from ..core import Trace, Tracer, bind
 from ..dtypes import Aval, aval_of
 from ..errors import NoVJPError
@@ -177,7 +177,10 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
             ct = _pop(cts, lazy, out, op.elementwise)
             if ct is None:
                 continue
-        arg_cts = op.transpose(ct, *args, **attrs)
+        if core.debug_hooks is None:
+            arg_cts = op.transpose(ct, *args, **attrs)
+        else:  # inside advect.debug: locate errors, check cotangents for NaN and inf
+            arg_cts = core.debug_hooks.transpose(op, out, ct, args, attrs)
         for a, c in zip(args, arg_cts):
             if c is not None and type(a) is LinearTracer:
                 _accumulate(cts, lazy, a, c)

@@ -65,7 +65,8 @@ def _scalar_conversion(x, what):
 class ArrayTracer(Tracer):
     """Methods shared by every user-visible tracer. Subclasses provide ``aval`` and payload."""
 
-    __slots__ = ("_mut", "_views", "__weakref__")  # _views: weak refs to views (_mutation)
+    # _views: weak refs to views (_mutation); _where: source line, set only inside advect.debug
+    __slots__ = ("_mut", "_views", "_where", "__weakref__")
 
     # --- NumPy protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -189,7 +190,8 @@ class ArrayTracer(Tracer):
         raise TypeError("unhashable type: traced array")
 
     def __repr__(self):
-        return f"{type(self).__name__}({self.aval})"
+        where = getattr(self, "_where", None)
+        return f"{type(self).__name__}({self.aval}{'' if where is None else ', at ' + where})"
 
     # --- operators ---------------------------------------------------------------------------
     __add__ = _binary(ops.add)
