@@ -8,6 +8,7 @@ methods, in ``q``. Histogram counts are nondifferentiable; weights and bin edges
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -224,3 +225,46 @@ def _bincount(x, weights=None, minlength=0):
     w = operand(weights)
     w = w if aval_of(w).dtype.kind in "fc" else astype(w, np.float64)
     return ops.scatter_add(ops.zeros_like(w, shape=(length,)), w, x, index=("array",))
+
+
+@implements(np.histogramdd)
+def _histogramdd(sample, bins=10, range=None, density=None, weights=None):
+    if isinstance(sample, list | tuple) and not isinstance(sample[0], int | float):
+        sample = ops.concat(*(ops.expand_dims(_ravel(operand(s)), axes=(1,)) for s in sample),
+                            axis=1)
+    sample = operand(sample)
+    if len(_shape(sample)) == 1:
+        sample = _reshape(sample, (-1, 1))
+    n, dims = _shape(sample)
+    bins = [bins] * dims if isinstance(bins, int | np.integer) else list(bins)
+    ranges = [None] * dims if range is None else list(range)
+    hits, edges = None, []
+    for d in builtins.range(dims):  # the parameter `range` shadows the builtin
+        column = ops.gather(sample, index=((0, n, 1), d))
+        e = _bin_edges(column, bins[d], ranges[d])
+        edges.append(e)
+        onehot = _bin_onehot(column, e)
+        hits = onehot if hits is None else ops.logical_and(
+            ops.expand_dims(hits, axes=(d + 1,)),
+            _reshape(onehot, (n,) + (1,) * d + (_shape(onehot)[1],)))
+    w = 1.0 if weights is None else _reshape(operand(weights), (n,) + (1,) * dims)
+    counts = reduction(ops.reduce_sum, ops.where(hits, w, 0.0), 0, False)
+    if density:
+        volume = None
+        for d, e in enumerate(edges):
+            k = _shape(e)[0] - 1
+            width = _reshape(ops.subtract(slice_along(e, 1, k + 1, 0), slice_along(e, 0, k, 0)),
+                             (1,) * d + (k,) + (1,) * (dims - d - 1))
+            volume = width if volume is None else ops.multiply(volume, width)
+        counts = ops.divide(ops.divide(counts, reduction(ops.reduce_sum, counts, None, False)),
+                            volume)
+    return counts, edges
+
+
+@implements(np.histogram2d)
+def _histogram2d(x, y, bins=10, range=None, density=None, weights=None):
+    if not isinstance(bins, int | np.integer) and len(bins) != 2:
+        bins = [bins, bins]
+    counts, (xedges, yedges) = _histogramdd([x, y], bins, range, density, weights)
+    return counts, xedges, yedges
+

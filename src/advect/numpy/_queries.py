@@ -186,3 +186,33 @@ def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=F
     positions = np.arange(math.prod(_shape(x))).reshape(_shape(x))
     windows = np.lib.stride_tricks.sliding_window_view(positions, window_shape, axis)
     return take_axis(_ravel(x), np.ascontiguousarray(windows), 0)
+
+
+# --- saving (writes the current values) ------------------------------------------------------
+
+def _saved(x, what):
+    return concrete(x, what) if isinstance(x, Tracer) else x
+
+
+@implements(np.save, dynamic_only=True)
+def _save(file, arr, allow_pickle=True, **kwargs):
+    np.save(file, _saved(arr, "np.save (it writes the data)"), allow_pickle=allow_pickle,
+            **kwargs)
+
+
+@implements(np.savetxt, dynamic_only=True)
+def _savetxt(fname, X, *args, **kwargs):
+    np.savetxt(fname, _saved(X, "np.savetxt (it writes the data)"), *args, **kwargs)
+
+
+def _archive(func):
+    def save(file, *args, **kwds):
+        func(file, *(_saved(a, f"numpy.{func.__name__} (it writes the data)") for a in args),
+             **{k: _saved(v, f"numpy.{func.__name__} (it writes the data)")
+                for k, v in kwds.items()})
+    save.__name__ = f"_{func.__name__}"
+    return save
+
+
+for _func in (np.savez, np.savez_compressed):
+    implements(_func, dynamic_only=True)(_archive(_func))

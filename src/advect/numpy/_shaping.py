@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import ops
+from ..core import Tracer
 from ..dtypes import aval_of
 from ..ops._rules import normalize_axes
 from ._functions import (
@@ -24,6 +25,7 @@ from ._functions import (
     astype,
     concrete,
     implements,
+    lift,
     operand,
     slice_along,
     take_axis,
@@ -286,15 +288,16 @@ def _broadcast_arrays(*args, subok=False):
     return tuple(a if _shape(a) == shape else ops.broadcast_to(a, shape=shape) for a in args)
 
 
-@implements(np.ascontiguousarray, np.asfortranarray)
+@implements(np.ascontiguousarray, np.asfortranarray, like=True)
 def _ascontiguousarray(a, dtype=None, *, like=None):
     a = operand(a)
-    return a if dtype is None else astype(a, dtype)
+    a = a if dtype is None else astype(a, dtype)
+    return a if isinstance(a, Tracer) else lift(like, a)
 
 
-@implements(np.require)
+@implements(np.require, like=True)
 def _require(a, dtype=None, requirements=None, *, like=None):
-    return _ascontiguousarray(a, dtype)
+    return _ascontiguousarray(a, dtype, like=like)
 
 
 @implements(np.astype)
