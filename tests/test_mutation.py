@@ -397,3 +397,35 @@ def test_mutation_in_forward_mode_and_nested_transforms():
     expected_grad = np.array([2 * X[0], 3 * X[1] ** 2, 3 * X[2] ** 2, 1, 1, 1])
     np.testing.assert_allclose(ad.grad(f)(X), expected_grad)
     np.testing.assert_allclose(ad.hessian_diag(f)(X), [2, 6 * X[1], 6 * X[2], 0, 0, 0])
+
+
+# --- the same rules while staging ----------------------------------------------------------
+
+def _mutating(x):
+    y = x.copy()
+    v = y[1:4]
+    v[0] = 5 * x[0]
+    v *= 2
+    y[[0, 0, 1]] += x[3:]
+    y[2:] -= y[:-2]
+    return y
+
+
+def test_staged_mutation_matches_numpy_and_dynamic_gradient():
+    program = ad.stage(_mutating, X)
+    np.testing.assert_array_equal(program(X + 1), _mutating(X + 1))
+    loss = lambda x: np.sum(_mutating(x) ** 2)
+    np.testing.assert_allclose(ad.grad(ad.stage(loss, X))(X), ad.grad(loss)(X))
+
+
+def test_staging_refuses_stale_views_and_input_writes():
+    def stale(x):
+        y = x.copy()
+        v = y[1:3]
+        y[0] = 1.0
+        return v * 2
+
+    with pytest.raises(ad.StaleViewError):
+        ad.stage(stale, X)
+    with pytest.raises(ad.MutationError, match=r"\.copy\(\)"):
+        ad.stage(lambda x: x.__setitem__(0, 1.0), X)
