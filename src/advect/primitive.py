@@ -234,11 +234,16 @@ class Primitive:
         return leaves, operands, static
 
     def _call_function(self, operands, static, leaves):
-        if self._plain and len(leaves) == len(operands) and all(
+        if self._plain and len(leaves) == len(operands) == len(self._positional) and all(
                 code == "*" for _, code in operands):
             return self.function(*leaves)
         values = dict(zip((p for p, _ in operands), _rebuild_operands(operands, leaves)))
         values.update(static)
+        params = self._signature.parameters
+        if len(values) != len(params) or any(p not in values for p in params):
+            raise ValueError(f"primitive {self.name!r} was bound with the arguments "
+                             f"{sorted(values)}, but its function takes {list(params)}; load a "
+                             "saved program with the primitive definition it was saved with")
         return self.function(*(values[p] for p in self._positional),
                              **{p: values[p] for p in self._keywords})
 
