@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import math
 import string
-from collections import namedtuple
 
 import numpy as np
+from numpy.linalg import _linalg as _numpy_linalg
 
 from .. import ops
 from ..dtypes import aval_of
 from ..errors import TracingError
 from ..ops._rules import normalize_axes
+from ..ops.linalg import hermitian_part
 from ._functions import _tensordot, concrete, implements
 
 __all__ = ["einsum_subscripts"]
 
-EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
-EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
-QRResult = namedtuple("QRResult", ["Q", "R"])
-SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
-SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+# NumPy's own result classes, so traced results are instances of what user code expects
+EigResult, EighResult, QRResult, SlogdetResult, SVDResult = (
+    _numpy_linalg.EigResult, _numpy_linalg.EighResult, _numpy_linalg.QRResult,
+    _numpy_linalg.SlogdetResult, _numpy_linalg.SVDResult)
 
 _LABELS = string.ascii_uppercase + string.ascii_lowercase  # NumPy's sublist integers 0..51
 
@@ -297,7 +297,7 @@ def _tensorsolve(a, b, axes=None):
         order = [k for k in range(nd) if k not in [x % nd for x in axes]]
         order += [x % nd for x in axes]
         a = ops.permute_dims(a, axes=tuple(order))
-    old = _shape(a)[nd - _ndim(b):]
+    old = _shape(a)[_ndim(b):]
     size = math.prod(old)
     if math.prod(_shape(a)) != size * size:
         raise np.linalg.LinAlgError("numpy.linalg.tensorsolve: input arrays must satisfy the "
@@ -347,8 +347,10 @@ def _qr(a, mode="reduced"):
 
 @implements(np.linalg.svd)
 def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """``hermitian=True`` is accepted and computed by the general SVD: same singular values,
-    singular vectors equal up to their gauge."""
+    """``hermitian=True`` reads the lower triangle, as NumPy does, and factors it with the general
+    SVD: the same singular values, and singular vectors equal to NumPy's up to their gauge."""
+    if hermitian:  # NumPy reads the lower triangle of a Hermitian input
+        a = hermitian_part(a, a, lower=True)
     if not compute_uv:
         return ops.svdvals(a)
     return SVDResult(*ops.svd(a, full_matrices=bool(full_matrices)))

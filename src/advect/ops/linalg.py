@@ -17,6 +17,7 @@ import numpy as np
 from .. import ops
 from ..core import Op
 from ..dtypes import Aval, aval_of, real_dtype, result_type
+from . import _portable
 from ._rules import add_tangents, broadcast_shapes, conj, fit, is_linear, unbroadcast
 
 
@@ -176,8 +177,8 @@ def _einsum_abstract(*xs, subscripts):
 def _einsum_impl(xp, *xs, subscripts):
     if xp is np:
         return np.einsum(subscripts, *xs, optimize=len(xs) > 2)
-    if not hasattr(xp, "einsum"):
-        raise NotImplementedError(f"einsum: the array provider {xp.__name__} has no einsum")
+    if not hasattr(xp, "einsum"):  # not in the standard: NumPy on a DLPack view (CPU)
+        return _portable.einsum(xp, subscripts, *xs)
     return xp.einsum(subscripts, *xs)
 
 
@@ -256,9 +257,9 @@ def _columns(x, start, stop, axis=-1):
     return ops.slice_axis(x, start=start, stop=stop, axis=ndim + axis, step=1)
 
 
-def _hermitian_part(dx, ref, lower):
-    """The Hermitian matrix a routine that reads only one triangle (and the real part of the
-    diagonal) of its input sees: the derivative ignores the other triangle."""
+def hermitian_part(dx, ref, lower):
+    """The Hermitian matrix that a routine reading only one triangle (and the real part of the
+    diagonal) of ``dx`` sees; ``ref`` is a primal of the same shape, for the mask constant."""
     n = aval_of(ref).shape[-1]
     half = _pattern(ref, n, _mask_dtype(ref), lower=float(lower), diag=0.5, upper=float(not lower))
     m = ops.multiply(dx, half)
@@ -406,6 +407,8 @@ def _pinv_impl(xp, x, *, rcond, hermitian):
 def _pinv_jvp(primals, tangents, out, *, rcond, hermitian):
     # constant-rank derivative: -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P
     (a,), (da,) = primals, tangents
+    if hermitian:  # NumPy's Hermitian route reads the lower triangle only
+        da = hermitian_part(da, a, lower=True)
     p, dah = out, _mH(da)
     t = ops.negative(matmul(p, matmul(da, p)))
     left = ops.subtract(dah, matmul(matmul(dah, a), p))
@@ -425,7 +428,7 @@ def _cholesky_jvp(primals, tangents, out):
     # dL = L Phi(L^-1 dA L^-H), Phi: the lower triangle with half the diagonal
     (a,), (da,) = primals, tangents
     n = aval_of(a).shape[-1]
-    y = triangular_solve(out, _hermitian_part(da, a, lower=True), lower=True)
+    y = triangular_solve(out, hermitian_part(da, a, lower=True), lower=True)
     s = _mH(triangular_solve(out, _mH(y), lower=True))
     phi = _pattern(a, n, _mask_dtype(a), lower=1.0, diag=0.5)
     return fit(matmul(out, ops.multiply(s, phi)), aval_of(out))
@@ -450,7 +453,7 @@ def _eigh_jvp(primals, tangents, out, *, lower):
     # P = V^H dA V: dw = diag(P), dV = V (F o P) with F = 1 / (w_j - w_i) off the diagonal
     (a,), (da,) = primals, tangents
     w, v = out
-    p = matmul(_mH(v), matmul(_hermitian_part(da, a, lower), v))
+    p = matmul(_mH(v), matmul(hermitian_part(da, a, lower), v))
     dv = matmul(v, ops.multiply(p, _gap_inverse(w, a)))
     return fit(_diag(p), aval_of(w)), fit(dv, aval_of(v))
 
@@ -468,7 +471,7 @@ def _eigvalsh_impl(xp, x, *, lower):
 def _eigvalsh_jvp(primals, tangents, out, *, lower):
     (a,), (da,) = primals, tangents
     _, v = eigh(a, lower=lower)
-    dw = einsum(conj(v), _hermitian_part(da, a, lower), v, subscripts="...ji,...jk,...ki->...i")
+    dw = einsum(conj(v), hermitian_part(da, a, lower), v, subscripts="...ji,...jk,...ki->...i")
     return fit(dw, aval_of(out))
 
 
@@ -631,4 +634,4 @@ qr = Op("qr", attrs=("complete",), abstract=_qr_abstract, multiple_results=True,
         jvp=_qr_jvp)
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)] + [
-    "matrix_transpose", "einsum_letters"]
+    "matrix_transpose", "einsum_letters", "hermitian_part"]
