@@ -15,7 +15,7 @@ import numpy as np
 from ..core import REGISTRY, Op, bind
 from ..dtypes import Aval, aval_of
 
-__all__ = ["Literal", "Node", "Graph", "validate", "evaluate", "listing"]
+__all__ = ["Literal", "Node", "Graph", "validate", "evaluate", "listing", "renumber"]
 
 
 class Literal:
@@ -139,6 +139,33 @@ def evaluate(graph: Graph, inputs: list) -> list:
         else:
             env[node.outputs[0]] = out
     return [x.value if type(x) is Literal else env[x] for x in graph.outputs]
+
+
+def renumber(graph: Graph) -> Graph:
+    """The same graph with dense ids: inputs, then constants, then node outputs in order (the
+    numbering saved programs use, so a listing reads the same before and after saving)."""
+    ids: dict[int, int] = {}
+    out = Graph()
+    for v in graph.inputs:
+        ids[v] = out.new_value(graph.avals[v])
+        out.inputs.append(ids[v])
+    for v in sorted(graph.constants):
+        ids[v] = out.new_value(graph.avals[v])
+        out.constants[ids[v]] = graph.constants[v]
+        out.origins[ids[v]] = graph.origins.get(v, "captured")
+
+    def operand(x):
+        return x if type(x) is Literal else ids[x]
+
+    for node in graph.nodes:
+        inputs = tuple(operand(x) for x in node.inputs)
+        outputs = []
+        for v in node.outputs:
+            ids[v] = out.new_value(graph.avals[v])
+            outputs.append(ids[v])
+        out.nodes.append(Node(node.op, inputs, node.attrs, tuple(outputs)))
+    out.outputs = [operand(x) for x in graph.outputs]
+    return out
 
 
 def _attr_text(attrs: dict) -> str:

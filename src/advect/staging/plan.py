@@ -38,7 +38,8 @@ def donation_ufunc(op: Op, n_inputs: int, attrs: dict):
 class Plan:
     """``run(inputs) -> outputs`` for one graph on one provider namespace ``xp``."""
 
-    __slots__ = ("xp", "n_inputs", "template", "steps", "out_slots", "donations")
+    __slots__ = ("xp", "n_inputs", "template", "steps", "out_slots", "donations",
+                 "copied_outputs")
 
     def __init__(self, graph: Graph, xp=np):
         self.xp = xp
@@ -47,7 +48,7 @@ class Plan:
         template: list = [None] * self.n_inputs
         for vid, const in graph.constants.items():
             slot[vid] = len(template)
-            template.append(const)
+            template.append(const if xp is np else xp.asarray(const))  # saved as NumPy
 
         def operand(x) -> int:
             if type(x) is Literal:
@@ -67,6 +68,10 @@ class Plan:
             node_args.append(args)
         self.template = template
         self.out_slots = tuple(operand(x) for x in graph.outputs)
+        # NumPy constants are returned read-only; other providers get a fresh copy per call
+        n_fixed = self.n_inputs + len(graph.constants)
+        self.copied_outputs = () if xp is np else tuple(
+            i for i, s in enumerate(self.out_slots) if self.n_inputs <= s < n_fixed)
         self.steps, self.donations = self._schedule(graph, node_args, slot)
 
     def _schedule(self, graph, node_args, slot):
@@ -130,7 +135,10 @@ class Plan:
         env[:self.n_inputs] = inputs
         for step in self.steps:
             step(env)
-        return [env[s] for s in self.out_slots]
+        outs = [env[s] for s in self.out_slots]
+        for i in self.copied_outputs:
+            outs[i] = self.xp.asarray(outs[i], copy=True)
+        return outs
 
 
 def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor) -> Callable:

@@ -19,7 +19,7 @@ from ..core import Tracer
 from ..errors import TracingError
 from ..providers import namespace_of
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
-from .graph import Graph, evaluate, listing, validate
+from .graph import Graph, evaluate, listing, renumber, validate
 from .passes import OptimizationReport, PassReport, optimize
 from .plan import Plan
 from .specs import (
@@ -258,6 +258,7 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
     graph, out_def = trace_graph(call, in_avals, xp)
     validate(graph)
     graph, report = optimize(graph)
+    graph = renumber(graph)
     from .graph import operand_aval
     python = [operand_aval(graph, x).weak and operand_aval(graph, x).shape == ()
               for x in graph.outputs]
