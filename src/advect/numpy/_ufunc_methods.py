@@ -6,7 +6,8 @@ ufunc is. Common reductions and scans map to one op (``add.reduce`` is ``reduce_
 ``logaddexp.reduce`` is a stable log-sum-exp); any other ufunc folds over the reduced axis one
 element at a time, exactly as NumPy defines the method. ``ufunc.at`` is functionalized: it
 repoints the owned local array it updates, and applies repeated indices one after another
-(``add.at`` and ``subtract.at`` through ``scatter_add``, which accumulates them).
+(``add.at`` and ``subtract.at`` through ``scatter_add``, which accumulates them), casting the
+results to the array's dtype as NumPy does.
 """
 
 from __future__ import annotations
@@ -100,8 +101,28 @@ _FAST_REDUCE = {
 }
 
 
+def _fold_dtype(ufunc, a, what, scan=False):
+    """The dtype of the running result, raising as NumPy does when it cannot meet the next
+    element in one loop (equal.reduce of floats: no loop takes a bool and a float to a bool)."""
+    dtype = aval_of(a).dtype
+    try:
+        result = ufunc.resolve_dtypes((dtype, dtype, None))[-1]
+        loop = ufunc.resolve_dtypes((result, dtype, None))
+    except TypeError as e:
+        raise TypeError(f"{what}: {e}") from None
+    if loop[0] != result or loop[-1] != result or (scan and loop[1] != result):
+        raise TypeError(f"{what}: the resolved dtypes {loop} are not compatible with the "
+                        "method: the running result must keep one dtype")
+    return result
+
+
+def _start(item, dtype):
+    return item if aval_of(item).dtype == dtype else ops.astype(item, dtype=dtype.name)
+
+
 def _fold(ufunc, found, a, axes, keepdims, initial, what):
     """NumPy's definition of reduce: ``found`` applied left to right along the reduced axes."""
+    dtype = _fold_dtype(ufunc, a, what)
     shape = aval_of(a).shape
     kept = tuple(d for d in range(len(shape)) if d not in axes)
     rest = tuple(shape[d] for d in kept)
@@ -114,7 +135,7 @@ def _fold(ufunc, found, a, axes, keepdims, initial, what):
     acc = None if initial is _NoValue else initial
     for i in range(n):
         item = ops.gather(x, index=(i,))
-        acc = item if acc is None else found(acc, item)
+        acc = _start(item, dtype) if acc is None else found(acc, item)
     if acc is None:
         if ufunc.identity is None:
             raise ValueError(f"{what}: zero-size array to a reduction operation which has no "
@@ -168,10 +189,11 @@ def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
     if fast is not None:
         result = fast(a, axis=axis)
     else:
+        dtype = _fold_dtype(ufunc, a, what, scan=True)
         acc, parts = None, []
         for i in range(aval_of(a).shape[axis]):
             item = ops.slice_axis(a, start=i, stop=i + 1, axis=axis)
-            acc = item if acc is None else found(acc, item)
+            acc = _start(item, dtype) if acc is None else found(acc, item)
             parts.append(acc)
         result = ops.concat(*parts, axis=axis) if parts else a
     return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
@@ -186,6 +208,7 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
     indices = [int(i) for i in np.asarray(indices).reshape(-1)]
     axis = normalize_axes(axis, aval_of(a).ndim)[0]
     n = aval_of(a).shape[axis]
+    dtype = None if ufunc in _FAST_REDUCE else _fold_dtype(ufunc, a, what, scan=True)
     pieces = []
     for k, i in enumerate(indices):
         if not 0 <= i < n:
@@ -194,8 +217,11 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
         if i < j:
             segment = ops.slice_axis(a, start=i, stop=j, axis=axis)
             pieces.append(reduce_axes(ufunc, found, segment, (axis,), True, what=what))
+            dtype = aval_of(pieces[-1]).dtype
         else:
             pieces.append(ops.slice_axis(a, start=i, stop=i + 1, axis=axis))
+    if dtype is not None:  # single-element segments take the dtype of the reduced ones
+        pieces = [_start(p, dtype) for p in pieces]
     result = ops.concat(*pieces, axis=axis)
     return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
 
@@ -244,11 +270,11 @@ def _at(ufunc, found, what, a, indices, b=None):
     index, arrays = normalize_index(a.shape, indices)
     if ufunc in (np.add, np.subtract):  # scatter_add accumulates repeated indices
         v = b if ufunc is np.add else ops.negative(b)
-        new = ops.scatter_add(a, _cast(v, dtype, "same_kind", what), *arrays, index=index)
+        new = ops.scatter_add(a, _cast(v, dtype, "unsafe", what), *arrays, index=index)
     elif not arrays:  # basic indices never repeat
         current = ops.gather(a, index=index)
         value = found(current) if b is None else found(current, b)
-        new = ops.scatter(a, _cast(value, dtype, "same_kind", what), index=index)
+        new = ops.scatter(a, _cast(value, dtype, "unsafe", what), index=index)
     else:  # one update per index entry, in order, so repeats see each other's results
         shapes = [aval_of(x).shape for x in arrays]
         common = broadcast_shapes(*shapes)
@@ -267,7 +293,7 @@ def _at(ufunc, found, what, a, indices, b=None):
             else:
                 value = found(current, b if isinstance(b, bool | int | float | complex)
                               else ops.gather(b, index=lead + p))
-            new = ops.scatter(new, _cast(value, dtype, "same_kind", what), *entries,
+            new = ops.scatter(new, _cast(value, dtype, "unsafe", what), *entries,
                               index=index)
     assign_inplace(a, new, what)
 

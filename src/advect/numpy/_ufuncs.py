@@ -225,8 +225,11 @@ def call_ufunc(ufunc, inputs, kwargs):
     if dtype is not None and ufunc not in _BOOL_RESULT:
         dtype = np.dtype(dtype)
         args = [_cast(a, dtype, casting, what) for a in args]
-    result = found(*args, **gufunc_kwargs)
-    if where is not True:
+    if where is True:
+        result = found(*args, **gufunc_kwargs)
+    else:
+        with np.errstate(all="ignore"):  # the masked-out entries are computed, then discarded
+            result = found(*args, **gufunc_kwargs)
         if out is None:
             raise TypeError(f"{what}: where= without out= leaves the masked entries "
                             "uninitialized; pass out= (an owned array) or use np.where")
