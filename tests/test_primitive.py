@@ -166,6 +166,17 @@ def test_integer_outputs_need_no_derivative_rule():
     np.testing.assert_allclose(ad.grad(lambda x: np.sum(x * argmax(x)))(X), np.full(3, 2.0))
 
 
+def test_rules_written_with_the_array_api_keep_the_provider():
+    xps = pytest.importorskip("array_api_strict")
+    sine = ad.primitive(lambda x: x.__array_namespace__().sin(x), name="test_array_api_sine")
+    sine.def_jvp(lambda output, primals, tangents:
+                 tangents[0] * tangents[0].__array_namespace__().cos(primals[0]))
+    x = xps.asarray([0.1, 0.2])
+    grad = ad.grad(lambda x: x.__array_namespace__().sum(sine(x)))(x)
+    assert type(grad) is type(x)
+    np.testing.assert_allclose(np.asarray(grad), np.cos([0.1, 0.2]))
+
+
 # --- arguments: static, nondiff, pytrees ---------------------------------------------------------
 
 def test_static_arguments_reach_rules_and_become_attrs():

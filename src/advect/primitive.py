@@ -49,6 +49,7 @@ from .dtypes import Aval, aval_of
 from .errors import MissingPrimitiveRuleError, NoJVPError, TracingError
 from .numpy._methods import ArrayTracer
 from .ops._rules import fit, is_linear
+from .providers import provider_of
 from .pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["primitive", "Primitive", "LINEAR_MAP_SUFFIX"]
@@ -351,7 +352,7 @@ class Primitive:
         raise NoJVPError(f"the linear map of primitive {self.name!r} has no JVP rule")
 
     def _linear_transpose(self, ct, *args, operands, static, tangents):
-        primals, out, given = self._split_linear(args, operands, tangents)
+        primals, out, _ = self._split_linear(args, operands, tangents)
         cts = self._run_transpose(ct, primals, out, operands, static)
         return (None,) * (len(primals) + len(out)) + tuple(cts[i] for i in tangents)
 
@@ -370,7 +371,7 @@ class Primitive:
 
     def _run_jvp(self, primals, tangents, out, operands, static) -> tuple:
         output = tree_unflatten(self._out_tree(operands, static, primals), out)
-        trace = _RuleTrace()
+        trace = _RuleTrace(provider_of(primals[0]) if primals else np)
         try:
             views = tuple(None if t is None else trace.view(t) for t in tangents)
             result = self._jvp(output, tuple(primals), views, **dict(static))
@@ -414,9 +415,14 @@ class Primitive:
 
 class _RuleTrace(Trace):
     """Runs a user's JVP rule: tape variables get NumPy syntax as views, and each op on a view is
-    bound again on the variable itself, so the linear tape records it."""
+    bound again on the variable itself, so the linear tape records it. ``xp`` is the primals'
+    provider, which the views report as their Array API namespace."""
 
-    __slots__ = ()
+    __slots__ = ("xp",)
+
+    def __init__(self, xp):
+        super().__init__()
+        self.xp = xp
 
     def view(self, x):
         return _TapeView(self, x) if is_linear(x) else x
