@@ -149,6 +149,7 @@ def test_vjp_rejects_a_cotangent_of_the_wrong_shape_or_structure():
     _, pullback = ad.vjp(np.sin)(X)
     with pytest.raises(ValueError, match="shape"):
         pullback(np.ones(4))
+    np.testing.assert_allclose(pullback(Y), Y * np.cos(X))  # a refused call does not consume it
     _, pullback = ad.vjp(lambda x: (x, x))(X)
     with pytest.raises(TypeError, match="structure"):
         pullback(np.ones(3))
@@ -191,6 +192,17 @@ def test_linear_map_apply_pullback_transpose_and_batches():
     np.testing.assert_allclose(lm.transpose_many([Y, X])[1], deriv * X)
 
 
+def test_transposed_linear_map_pulls_back_to_the_jvp():
+    _, lm = ad.linearize(lambda x: np.cumsum(x) * x, X)
+    adjoint = lm.transpose()
+    J = np.tril(np.ones((3, 3))) * X[:, None] + np.diag(np.cumsum(X))
+    np.testing.assert_allclose(adjoint(Y), J.T @ Y)
+    np.testing.assert_allclose(adjoint.pullback(Y), J @ Y)
+    np.testing.assert_allclose(adjoint.transpose()(Y), J @ Y)
+    np.testing.assert_allclose(adjoint.apply_many([Y])[0], J.T @ Y)
+    np.testing.assert_allclose(adjoint.transpose_many([Y])[0], J @ Y)
+
+
 def test_linear_map_of_non_square_function_transposes_to_the_adjoint():
     A = np.arange(6.0).reshape(2, 3)
     _, lm = ad.linearize(lambda x: A @ np.tanh(x), X)
@@ -207,7 +219,8 @@ def test_linear_map_close_and_context_manager():
                  lambda: lm.apply_many([Y])):
         with pytest.raises(RuntimeError, match="closed"):
             call()
-    assert transposed is not lm
+    with pytest.raises(RuntimeError, match="closed"):
+        transposed(Y)  # a transpose shares its map's tape
     with ad.linearize(np.sin, X)[1] as lm:
         lm(Y)
     with pytest.raises(RuntimeError):

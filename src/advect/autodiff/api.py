@@ -16,8 +16,10 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
+from ..numpy._mutation import INPUT
 from ..pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
-from .reverse import backward, forward, linearize_flat, lower
+from .maps import LinearMap, Pullback, tangent_leaves, zero_tangent
+from .reverse import backward, forward, linearize_flat, lower, ones_like_scalar
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "hessian",
            "hessian_diag", "hvp", "Pullback", "LinearMap", "stop_gradient", "is_traced"]
@@ -111,17 +113,11 @@ def _lift(leaf, where):
 
 def _mark_inputs(fun):
     """Wrap ``fun`` so its tracer inputs are read-only (mutating them raises MutationError)."""
-    from ..numpy._mutation import INPUT
-
     def wrapped(*tracers):
         for t in tracers:
             t._mut = INPUT
         return fun(*tracers)
     return wrapped
-
-
-def _zeros(like):
-    return ops.zeros_like(like)
 
 
 def _lower_all(trace, out) -> tuple[list, list, TreeDef]:
@@ -180,12 +176,12 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
             value, aux = out if has_aux else (out, None)
             (primal,), (var,), _ = _lower_all(trace, value)
             _check_scalar_output(primal, "grad")
-            seed = ops.full_like(primal, fill_value=1, shape=(), dtype=None)
-            cts = backward(tape.tape, [(var, seed)])
+            cts = backward(tape.tape, [(var, ones_like_scalar(primal))])
             grads = [cts.get(v.index) for v in in_vars]
-            grads = [_zeros(p) if g is None else g for g, p in zip(grads, sel.primals)]
-            aux_leaves, _, aux_def = _lower_all(trace, aux)
-            aux = tree_unflatten(aux_def, aux_leaves)
+            grads = [ops.zeros_like(p) if g is None else g for g, p in zip(grads, sel.primals)]
+            if has_aux:
+                aux_leaves, _, aux_def = _lower_all(trace, aux)
+                aux = tree_unflatten(aux_def, aux_leaves)
         finally:
             trace.close()
             tape.close()
@@ -233,45 +229,6 @@ def _is_program(f) -> bool:
     return program is not None and isinstance(f, program.StagedProgram)
 
 
-class Pullback:
-    """The single-use reverse map of one ``vjp`` call; frees its tape when applied or closed."""
-
-    def __init__(self, tape, in_vars, out_vars, out_treedef, sel, primals):
-        self._state = (tape, in_vars, out_vars, out_treedef, sel, primals)
-
-    def __call__(self, cotangent):
-        if self._state is None:
-            raise RuntimeError("this Pullback was already applied or closed; a Pullback is "
-                               "single-use: call vjp again, or use linearize for a reusable map")
-        tape, in_vars, out_vars, out_treedef, sel, primals = self._state
-        self._state = None
-        cts = _cotangent_leaves(cotangent, out_treedef, out_vars)
-        result = backward(tape, [(v, c) for v, c in zip(out_vars, cts)])
-        grads = [result.get(v.index) for v in in_vars]
-        return sel.unflatten([_zeros(p) if g is None else g for g, p in zip(grads, primals)])
-
-    def close(self) -> None:
-        self._state = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-def _cotangent_leaves(cotangent, treedef, out_vars):
-    leaves, ct_def = tree_flatten(cotangent)
-    if ct_def != treedef:
-        raise TypeError(f"cotangent structure {ct_def!r} does not match the output structure "
-                        f"{treedef!r}")
-    for leaf, var in zip(leaves, out_vars):
-        if var is not None and tuple(aval_of(leaf).shape) != var.aval.shape:
-            raise ValueError(f"cotangent of shape {aval_of(leaf).shape} does not match the "
-                             f"output shape {var.aval.shape}")
-    return leaves
-
-
 def vjp(f: Callable, argnums: int | Sequence[int] = 0):
     """Return ``vjp_f(*args, **kw) -> (value, Pullback)``; the pullback maps an output
     cotangent to input cotangents (real adjoint) and may be applied once.
@@ -293,7 +250,7 @@ def vjp(f: Callable, argnums: int | Sequence[int] = 0):
             trace.close()
             tape.close()
         return tree_unflatten(treedef, leaves), Pullback(tape.tape, in_vars, out_vars, treedef,
-                                                         sel, sel.primals)
+                                                         sel, None)
 
     return wrapped
 
@@ -315,7 +272,7 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
     @functools.wraps(f)
     def wrapped(*args, tangents, **kwargs):
         sel = _Selection(args, kwargs, argnums, None, "jvp")
-        flat_t = _tangent_leaves(tangents, sel)
+        flat_t = tangent_leaves(tangents, sel)
         trace = JVPTrace()
         try:
             inputs = [JVPTracer(trace, p, t) for p, t in zip(sel.primals, flat_t)]
@@ -324,97 +281,12 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
         finally:
             trace.close()
         return tree_unflatten(treedef, leaves), tree_unflatten(
-            treedef, [_zero_tangent(p) if t is None else t for p, t in zip(leaves, tangents)])
+            treedef, [zero_tangent(p) if t is None else t for p, t in zip(leaves, tangents)])
 
     return wrapped
 
 
-def _tangent_leaves(tangents, sel: _Selection) -> list:
-    parts = (tangents,) if sel.single else tuple(tangents)
-    if len(parts) != len(sel.treedefs):
-        raise TypeError(f"expected {len(sel.treedefs)} tangents, got {len(parts)}")
-    flat = []
-    for part, treedef in zip(parts, sel.treedefs):
-        leaves, t_def = tree_flatten(part)
-        if t_def != treedef:
-            raise TypeError(f"tangent structure {t_def!r} does not match the input {treedef!r}")
-        flat.extend(leaves)
-    out = []
-    for t, p in zip(flat, sel.primals):
-        t = np.asarray(t, dtype=float) if type(t) in (int, float) else t
-        if tuple(aval_of(t).shape) != tuple(aval_of(p).shape):
-            raise ValueError(f"tangent of shape {aval_of(t).shape} does not match the input "
-                             f"shape {aval_of(p).shape}")
-        if aval_of(t).dtype != aval_of(p).dtype:
-            t = ops.astype(t, dtype=aval_of(p).dtype.name)
-        out.append(t)
-    return out
-
-
-def _zero_tangent(primal):
-    aval = aval_of(primal)
-    dtype = aval.dtype if aval.dtype.kind in "fc" else np.dtype(np.float64)
-    return ops.zeros_like(primal, dtype=dtype.name) if hasattr(primal, "shape") else \
-        np.zeros(aval.shape, dtype)
-
-
 # --- linearize ---------------------------------------------------------------------------------
-
-class LinearMap:
-    """The JVP of one ``linearize`` call as a reusable linear map, until ``close()``.
-
-    ``lm(t)`` applies the JVP; ``lm.pullback(ct)`` the real adjoint; ``lm.transpose()`` returns
-    the adjoint as a LinearMap; ``apply_many`` / ``transpose_many`` map lists.
-    """
-
-    def __init__(self, tape, in_vars, out_vars, in_def, out_def, sel, primals, out_primals,
-                 transposed=False):
-        self._state = (tape, in_vars, out_vars, in_def, out_def, sel, primals, out_primals)
-        self._transposed = transposed
-
-    def _live(self):
-        if self._state is None:
-            raise RuntimeError("this LinearMap was closed; call linearize again")
-        return self._state
-
-    def _apply(self, tangent):
-        tape, in_vars, out_vars, _, out_def, sel, primals, out_primals = self._live()
-        values = forward(tape, in_vars, _tangent_leaves(tangent, sel))
-        leaves = [values.get(v.index) if v is not None else None for v in out_vars]
-        return tree_unflatten(out_def, [_zero_tangent(p) if t is None else t
-                                        for t, p in zip(leaves, out_primals)])
-
-    def pullback(self, cotangent):
-        """The real adjoint: output cotangent -> input cotangent."""
-        tape, in_vars, out_vars, _, out_def, sel, primals, _ = self._live()
-        cts = _cotangent_leaves(cotangent, out_def, out_vars)
-        result = backward(tape, [(v, c) for v, c in zip(out_vars, cts)], keep=True)
-        grads = [result.get(v.index) for v in in_vars]
-        return sel.unflatten([_zeros(p) if g is None else g for g, p in zip(grads, primals)])
-
-    def __call__(self, vector):
-        return self.pullback(vector) if self._transposed else self._apply(vector)
-
-    def transpose(self) -> LinearMap:
-        out = LinearMap.__new__(LinearMap)
-        out._state, out._transposed = self._live(), not self._transposed
-        return out
-
-    def apply_many(self, vectors):
-        return [self(v) for v in vectors]
-
-    def transpose_many(self, cotangents):
-        return [self.transpose()(c) for c in cotangents]
-
-    def close(self) -> None:
-        self._state = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
 
 def linearize(f: Callable, *primals, argnums: int | Sequence[int] = 0, **kwargs):
     """Linearize ``f`` at ``primals``: returns ``(value, LinearMap)``.
@@ -433,9 +305,8 @@ def linearize(f: Callable, *primals, argnums: int | Sequence[int] = 0, **kwargs)
     finally:
         trace.close()
         tape.close()
-    value = tree_unflatten(out_def, out_primals)
-    return value, LinearMap(tape.tape, in_vars, out_vars, None, out_def, sel, sel.primals,
-                            out_primals)
+    return tree_unflatten(out_def, out_primals), LinearMap(tape.tape, in_vars, out_vars,
+                                                           out_def, sel, out_primals)
 
 
 # --- dense derivatives ---------------------------------------------------------------------------
@@ -455,7 +326,8 @@ def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
 
     Each block has shape ``out.shape + in.shape``; the result is the output pytree with each
     leaf replaced by the selection's structure (like ``grad``). Forward mode is used when the
-    inputs are smaller than the outputs, reverse mode otherwise.
+    inputs are smaller than the outputs, reverse mode otherwise (and for complex inputs, whose
+    rows follow ``grad``'s convention).
 
     Example:
         >>> import numpy as np, advect as ad
@@ -478,7 +350,8 @@ def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
                 raise ValueError("jacobian needs real outputs; use jvp or vjp for complex ones")
         n_in = sum(aval_of(p).size for p in sel.primals)
         n_out = sum(aval_of(p).size for p in outs)
-        blocks = (_jac_forward if n_in < n_out else _jac_reverse)(
+        complex_in = any(aval_of(p).dtype.kind == "c" for p in sel.primals)
+        blocks = (_jac_forward if n_in < n_out and not complex_in else _jac_reverse)(
             tape.tape, in_vars, out_vars, sel.primals, outs)
         per_out = [sel.unflatten(row) for row in blocks]
         return tree_unflatten(out_def, per_out)
@@ -497,11 +370,11 @@ def _jac_reverse(tape, in_vars, out_vars, primals, outs):
     for o, var in zip(outs, out_vars):
         o_shape = aval_of(o).shape
         per_in = [[] for _ in primals]
-        for e in _basis(o):
-            result = backward(tape, [(var, e)], keep=True) if var is not None else {}
+        for e in _basis(o) if var is not None else ():
+            result = backward(tape, [(var, e)], keep=True)
             for k, (v, p) in enumerate(zip(in_vars, primals)):
                 g = result.get(v.index)
-                per_in[k].append(_zeros(p) if g is None else g)
+                per_in[k].append(ops.zeros_like(p) if g is None else g)
         blocks.append([_stack_rows(rows, o_shape) if rows else
                        np.zeros((*o_shape, *aval_of(p).shape)) for rows, p in zip(per_in,
                                                                                    primals)])
@@ -518,7 +391,7 @@ def _jac_forward(tape, in_vars, out_vars, primals, outs):
             values = forward(tape, in_vars, tangents)
             for j, (o, var) in enumerate(zip(outs, out_vars)):
                 t = values.get(var.index) if var is not None else None
-                cols[j][k].append(_zero_tangent(o) if t is None else t)
+                cols[j][k].append(zero_tangent(o) if t is None else t)
     blocks = []
     for j, o in enumerate(outs):
         row = []
