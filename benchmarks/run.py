@@ -12,9 +12,18 @@ import os
 import sys
 
 # OpenBLAS settings some machines export slow NumPy's BLAS down: time without them.
-_removed = [os.environ.pop(name, None) for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")]
-if any(v is not None for v in _removed):
-    os.execv(sys.executable, [sys.executable, *sys.argv])  # restart: BLAS reads them at load
+# glibc returns freed blocks above its (dynamic) thresholds to the OS, so a loop that frees a
+# 1e5-element temporary before allocating the next one page-faults on every allocation, and
+# whether that happens depends on the order of frees (measured: 40x more page faults for the
+# same NumPy code with its temporaries deleted one statement earlier). Fixed thresholds make the
+# comparison about the work done, for every candidate alike; --default-malloc measures without.
+_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "134217728"}
+_restart = [os.environ.pop(name, None) for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")]
+if "--default-malloc" not in sys.argv and any(os.environ.get(k) != v for k, v in _MALLOC.items()):
+    os.environ.update(_MALLOC)
+    _restart.append("malloc")
+if any(v is not None for v in _restart):
+    os.execv(sys.executable, [sys.executable, *sys.argv])  # the settings are read at startup
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402
@@ -62,11 +71,22 @@ def _candidates(w):
     if staged is not None:
         out.update(staged)
     try:
-        import autograd  # noqa: F401
-        from autograd import numpy as anp  # noqa: F401
-        from autograd import value_and_grad as ag_vg
+        from autograd import numpy as anp
+        from autograd import value_and_grad as ag_value_and_grad
 
-        out["autograd"] = lambda: ag_vg(w.loss, w.argnums)(*w.params)
+        ag = ag_value_and_grad(w.make_loss(anp), w.argnums)
+        out["autograd"] = lambda: ag(*w.params)
+    except ImportError:
+        pass
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+        jvg = jax.value_and_grad(w.make_loss(jnp), w.argnums)
+        jitted = jax.jit(jvg)
+        out["jax"] = lambda: jax.block_until_ready(jvg(*w.params))
+        out["jax jit"] = lambda: jax.block_until_ready(jitted(*w.params))
     except ImportError:
         pass
     return out
@@ -106,7 +126,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", default=None, help="substring of a workload name")
+    parser.add_argument("--default-malloc", action="store_true",
+                        help="keep glibc's dynamic allocation thresholds")
     args = parser.parse_args()
+    print("allocator:", "glibc defaults" if args.default_malloc else
+          " ".join(f"{k}={v}" for k, v in _MALLOC.items()))
     rows = []
     for w in WORKLOADS:
         if args.only and args.only not in w.name:
@@ -123,9 +147,13 @@ def main():
         if "staged fwd" in times:
             ratios["staged fwd"] = statistics.median(
                 t / b for t, b in zip(times["staged fwd"], times["plain fwd"]))
-        mem = None
+        mem = {}
         if w.measure_memory:
-            mem = _peak_bytes(cands["advect"]) / _peak_bytes(cands["hand-written"])
+            mem["advect/hand-written"] = _peak_bytes(cands["advect"]) / _peak_bytes(
+                cands["hand-written"])
+            if "staged fwd" in cands:
+                mem["staged fwd/plain fwd"] = _peak_bytes(cands["staged fwd"]) / _peak_bytes(
+                    cands["plain fwd"])
         rows.append((w, statistics.median(base), ratios, mem))
         print(_format_row(rows[-1]), flush=True)
 
@@ -134,8 +162,8 @@ def _format_row(row):
     w, base, ratios, mem = row
     parts = [f"{w.name:32s} hand-written {base * 1e6:10.1f} us"]
     parts += [f"{name} {r:5.2f}x" for name, r in ratios.items()]
-    if mem is not None:
-        parts.append(f"peak memory advect/hand-written {mem:4.2f}x")
+    for name, ratio in mem.items():
+        parts.append(f"peak memory {name} {ratio:4.2f}x")
     if hasattr(w, "stage_seconds"):
         parts.append(f"staging {w.stage_seconds * 1e3:.1f} ms")
     return " | ".join(parts)

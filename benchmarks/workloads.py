@@ -12,28 +12,32 @@ import numpy as np
 @dataclass
 class Workload:
     name: str
-    loss: Callable           # loss(*params) written in plain NumPy
+    make_loss: Callable      # make_loss(xnp) -> loss(*params) written against a NumPy-like module
     manual: Callable         # manual(*params) -> (value, gradient w.r.t. argnums)
     params: tuple
     argnums: Any = 0
     measure_memory: bool = False
 
+    @property
+    def loss(self):
+        return self.make_loss(np)
+
 
 def _sin_sq():
-    def loss(x):
-        return np.sum(np.sin(x) ** 2)
+    def make_loss(xnp):
+        return lambda x: xnp.sum(xnp.sin(x) ** 2)
 
     def manual(x):
         s = np.sin(x)
         return np.sum(s * s), 2.0 * s * np.cos(x)
 
     x = np.linspace(-1.0, 1.0, 8)
-    return Workload("sum(sin(x)**2), n=8", loss, manual, (x,))
+    return Workload("sum(sin(x)**2), n=8", make_loss, manual, (x,))
 
 
 def _elementwise():
-    def loss(x):
-        return np.sum(np.tanh(x) * np.exp(-x**2) + np.log1p(x * x))
+    def make_loss(xnp):
+        return lambda x: xnp.sum(xnp.tanh(x) * xnp.exp(-(x**2)) + xnp.log1p(x * x))
 
     def manual(x):
         t = np.tanh(x)
@@ -46,7 +50,7 @@ def _elementwise():
         return value, g
 
     x = np.random.default_rng(0).uniform(-2, 2, 1_000_000)
-    return Workload("elementwise, n=1e6", loss, manual, (x,), measure_memory=True)
+    return Workload("elementwise, n=1e6", make_loss, manual, (x,), measure_memory=True)
 
 
 def _mlp():
@@ -54,9 +58,11 @@ def _mlp():
     X = rng.standard_normal((256, 512)) / 10
     Y = rng.standard_normal((256, 10))
 
-    def loss(W1, W2):
-        h = np.tanh(X @ W1)
-        return np.mean((h @ W2 - Y) ** 2)
+    def make_loss(xnp):
+        def loss(W1, W2):
+            h = xnp.tanh(X @ W1)
+            return xnp.mean((h @ W2 - Y) ** 2)
+        return loss
 
     def manual(W1, W2):
         h = np.tanh(X @ W1)
@@ -70,14 +76,16 @@ def _mlp():
 
     W1 = rng.standard_normal((512, 512)) / 20
     W2 = rng.standard_normal((512, 10)) / 20
-    return Workload("2-layer MLP 256x512", loss, manual, (W1, W2), argnums=(0, 1))
+    return Workload("2-layer MLP 256x512", make_loss, manual, (W1, W2), argnums=(0, 1))
 
 
 def _diffusion():
-    def loss(u):
-        for _ in range(50):
-            u = u + 0.1 * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
-        return np.sum(u**2)
+    def make_loss(xnp):
+        def loss(u):
+            for _ in range(50):
+                u = u + 0.1 * (xnp.roll(u, 1) - 2 * u + xnp.roll(u, -1))
+            return xnp.sum(u**2)
+        return loss
 
     def manual(u):
         for _ in range(50):
@@ -89,7 +97,7 @@ def _diffusion():
         return value, g
 
     u = np.random.default_rng(2).standard_normal(100_000)
-    return Workload("diffusion 50 steps, n=1e5", loss, manual, (u,), measure_memory=True)
+    return Workload("diffusion 50 steps, n=1e5", make_loss, manual, (u,), measure_memory=True)
 
 
 def _logistic():
@@ -97,9 +105,11 @@ def _logistic():
     X = rng.standard_normal((10_000, 100))
     y = (rng.uniform(size=10_000) < 0.5).astype(np.float64)
 
-    def loss(w):
-        z = X @ w
-        return np.mean(np.logaddexp(0.0, z) - y * z)
+    def make_loss(xnp):
+        def loss(w):
+            z = X @ w
+            return xnp.mean(xnp.logaddexp(0.0, z) - y * z)
+        return loss
 
     def manual(w):
         z = X @ w
@@ -108,7 +118,7 @@ def _logistic():
         return value, X.T @ ((p - y) / y.size)
 
     w = rng.standard_normal(100) / 10
-    return Workload("logistic regression 10000x100", loss, manual, (w,))
+    return Workload("logistic regression 10000x100", make_loss, manual, (w,))
 
 
 WORKLOADS = [_sin_sq(), _elementwise(), _mlp(), _diffusion(), _logistic()]
