@@ -368,7 +368,8 @@ def take_along_axis(x, indices, axis):
 
 def _any_all(x, axis, keepdims, every):
     axes = normalize_axes(axis, len(shape_of(x)))
-    hits = ops.astype(ops.equal(x, 0) if every else ops.not_equal(x, 0), dtype="int64")
+    truth = x if aval_of(x).dtype.kind == "b" else ops.not_equal(x, 0)
+    hits = ops.astype(ops.logical_not(truth) if every else truth, dtype="int64")
     count = ops.reduce_sum(hits, axes=axes, keepdims=bool(keepdims))
     return ops.equal(count, 0) if every else ops.greater(count, 0)
 

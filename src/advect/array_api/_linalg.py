@@ -157,8 +157,10 @@ def _matrix_norm(ctx, x, /, *, keepdims=False, ord="fro"):
 
 @translates("linalg.cholesky", needs=("cholesky",))
 def _cholesky(ctx, x, /, *, upper=False):
-    lower = op_named("cholesky")(x)
-    return _conj(ops.matrix_transpose(lower)) if upper else lower
+    if not upper:
+        return op_named("cholesky")(x)
+    # the upper factor reads the upper triangle: factor the conjugate transpose
+    return _conj(ops.matrix_transpose(op_named("cholesky")(_conj(ops.matrix_transpose(x)))))
 
 
 @translates("linalg.det", needs=("det",))

@@ -95,8 +95,8 @@ class ArrayNamespace(SimpleNamespace):
         >>> def f(x):
         ...     xp = x.__array_namespace__()
         ...     return xp.sum(xp.sin(x) ** 2)
-        >>> float(ad.grad(f)(np.asarray([0.0])))
-        0.0
+        >>> ad.grad(f)(np.asarray([0.0, 1.0])).round(4).tolist()
+        [0.0, 0.9093]
     """
 
     def __repr__(self) -> str:

@@ -161,8 +161,8 @@ def _searchsorted(ctx, x1, x2, /, *, side="left", sorter=None):
 
 @translates("count_nonzero")
 def _count_nonzero(ctx, x, /, *, axis=None, keepdims=False):
-    hits = ops.astype(ops.not_equal(x, 0), dtype="int64")
-    return _reduce(ops.reduce_sum, hits, axis, keepdims)
+    truth = x if aval_of(x).dtype.kind == "b" else ops.not_equal(x, 0)
+    return _reduce(ops.reduce_sum, ops.astype(truth, dtype="int64"), axis, keepdims)
 
 
 # --- sorting ---------------------------------------------------------------------------------

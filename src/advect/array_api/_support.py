@@ -14,7 +14,7 @@ from . import _revisions
 __all__ = ["SupportRow", "support_table", "support_markdown"]
 
 # Functions that never take arrays to trace: they run on the provider and give constants.
-PROVIDER_CALLS = frozenset({"arange", "empty", "eye", "full", "ones", "zeros",
+PROVIDER_CALLS = frozenset({"arange", "empty", "eye", "full", "linspace", "ones", "zeros",
                             "fft.fftfreq", "fft.rfftfreq"})
 # Trace-time metadata: answered from shapes and dtypes, no graph node.
 METADATA = frozenset({"can_cast", "finfo", "iinfo", "isdtype", "result_type",
@@ -22,9 +22,11 @@ METADATA = frozenset({"can_cast", "finfo", "iinfo", "isdtype", "result_type",
 # The output shape depends on the data: dynamic transforms only.
 DATA_DEPENDENT = frozenset({"nonzero", "unique_all", "unique_counts", "unique_inverse",
                             "unique_values"})
-# Integer- or boolean-valued results: their derivative is zero by definition.
+# Integer- or boolean-valued results, or values that do not depend on the input's values:
+# their derivative is zero by definition.
 INDEX_VALUED = frozenset({"argmax", "argmin", "argsort", "searchsorted", "count_nonzero",
-                          "all", "any", "nonzero", "isin", "linalg.matrix_rank"})
+                          "all", "any", "nonzero", "isin", "linalg.matrix_rank",
+                          "empty_like", "zeros_like", "ones_like"})
 
 
 class SupportRow(NamedTuple):

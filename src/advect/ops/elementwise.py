@@ -13,6 +13,7 @@ import numpy as np
 from .. import ops
 from ..core import Op
 from ..dtypes import Aval, aval_of
+from . import _portable
 from ._rules import (
     add_tangents,
     bool_unary,
@@ -274,7 +275,7 @@ def _where_transpose(ct, c, x, y):
             unbroadcast(where(c, 0.0, ct), y.shape) if is_linear(y) else None)
 
 
-where = Op("where", abstract=_where_abstract, impl=lambda xp, c, x, y: xp.where(c, x, y),
+where = Op("where", abstract=_where_abstract, impl=_portable.where,
            jvp=_where_jvp, transpose=_where_transpose, elementwise=True)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import Op
 from ..dtypes import Aval
+from . import _portable
 from ._rules import aval_of, broadcast_shapes, is_linear, unbroadcast
 from .creation import zeros_like
 
@@ -74,7 +75,7 @@ def _gather_transpose(ct, x, *arrays, index):
 
 
 gather = Op("gather", attrs=("index",), abstract=_gather_abstract, linear=True,
-            impl=lambda xp, x, *arrays, index: x[index_key(index, arrays)],
+            impl=lambda xp, x, *arrays, index: _portable.getitem(xp, x, index_key(index, arrays)),
             jvp=lambda primals, tangents, out, *, index: gather(
                 tangents[0], *primals[1:], index=index),
             transpose=_gather_transpose)
@@ -89,13 +90,7 @@ def _scatter_abstract(x, v, *arrays, index):
 
 
 def _scatter_add_impl(xp, x, v, *arrays, index):
-    out = xp.asarray(x, copy=True)
-    key = index_key(index, arrays)
-    if arrays and xp is np:
-        np.add.at(out, key, v)  # repeated indices accumulate
-    else:
-        out[key] += v
-    return out
+    return _portable.scatter_add(xp, x, index_key(index, arrays), v)  # repeats accumulate
 
 
 def _scatter_add_jvp(primals, tangents, out, *, index):
@@ -118,9 +113,7 @@ scatter_add = Op("scatter_add", attrs=("index",), abstract=_scatter_abstract,
 
 
 def _scatter_impl(xp, x, v, *arrays, index):
-    out = xp.asarray(x, copy=True)
-    out[index_key(index, arrays)] = v
-    return out
+    return _portable.scatter(xp, x, index_key(index, arrays), v)
 
 
 def _scatter_jvp(primals, tangents, out, *, index):

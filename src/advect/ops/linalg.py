@@ -363,8 +363,18 @@ triangular_solve = Op("triangular_solve", attrs=("lower",), abstract=_solve_abst
 
 
 def _det_jvp(primals, tangents, out):
-    (a,), (da,) = primals, tangents  # d det = det * tr(a^-1 da)
-    return fit(ops.multiply(out, _trace(solve(a, da))), aval_of(out))
+    # d det = tr(adj(a) da), with the adjugate from the SVD a = U S V^H, finite where a is
+    # singular: adj(a) = det(U) det(V^H) V diag(prod_{j != i} s_j) U^H
+    (a,), (da,) = primals, tangents
+    u, s, vh = svd(a, full_matrices=False)
+    nd, n = aval_of(s).ndim, aval_of(s).shape[-1]
+    eye = ops.equal(ops.iota_like(a, shape=(n, n), axis=0), ops.iota_like(a, shape=(n, n), axis=1))
+    others = ops.reduce_prod(ops.where(eye, 1.0, ops.expand_dims(s, axes=(nd - 1,))),
+                             axes=(nd,), keepdims=False)
+    phase = ops.multiply(slogdet(u)[0], slogdet(vh)[0])  # unit modulus: the signs suffice
+    adj = matmul(ops.multiply(_mH(vh), ops.expand_dims(others, axes=(nd - 1,))), _mH(u))
+    adj = ops.multiply(adj, ops.expand_dims(phase, axes=(nd - 1, nd)))
+    return fit(einsum(adj, da, subscripts="...ij,...ji->..."), aval_of(out))
 
 
 det = Op("det", abstract=lambda x: _matrix_aval(x, "det").update(shape=x.shape[:-2]),

@@ -7,6 +7,7 @@ import numpy as np
 from .. import ops
 from ..core import Op
 from ..dtypes import Aval, aval_of
+from . import _portable
 from ._rules import fit, reduced_shape
 
 
@@ -31,10 +32,14 @@ def _reduce_sum_transpose(ct, x, *, axes, keepdims):
     return (ct,)
 
 
+def _reduce_sum_impl(xp, x, *, axes, keepdims):
+    if xp is np:  # np.add.reduce is np.sum without its Python layer
+        return np.add.reduce(x, axis=axes, keepdims=keepdims)
+    return xp.sum(_portable.numeric(xp, x), axis=axes, keepdims=keepdims)
+
+
 reduce_sum = Op(
-    "reduce_sum", attrs=("axes", "keepdims"), abstract=_sum_abstract,
-    impl=lambda xp, x, *, axes, keepdims: (np.add.reduce if xp is np else xp.sum)(
-        x, axis=axes, keepdims=keepdims),  # np.add.reduce is np.sum without its Python layer
+    "reduce_sum", attrs=("axes", "keepdims"), abstract=_sum_abstract, impl=_reduce_sum_impl,
     linear=True, transpose=_reduce_sum_transpose,
 )
 
@@ -98,7 +103,7 @@ def _arg_abstract(x, *, axis, keepdims):
 
 def _arg_impl(name):
     def impl(xp, x, *, axis, keepdims):
-        out = getattr(xp, name)(x, axis=axis, keepdims=keepdims)
+        out = getattr(xp, name)(_portable.numeric(xp, x), axis=axis, keepdims=keepdims)
         return out if xp is not np else np.asarray(out, dtype=np.int64)
     return impl
 
@@ -118,7 +123,8 @@ def _cumulative_sum_transpose(ct, x, *, axis):
 
 
 cumulative_sum = Op("cumulative_sum", attrs=("axis",), abstract=_cumulative_sum_abstract,
-                    impl=lambda xp, x, *, axis: xp.cumulative_sum(x, axis=axis), linear=True,
+                    impl=lambda xp, x, *, axis: xp.cumulative_sum(
+                        x if xp is np else _portable.numeric(xp, x), axis=axis), linear=True,
                     transpose=_cumulative_sum_transpose)
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)]

@@ -120,7 +120,7 @@ def _slice_axis_abstract(x, *, start, stop, axis, step=1):
 
 
 def _slice_axis_impl(xp, x, *, start, stop, axis, step=1):
-    return x[(slice(None),) * axis + (slice(start, stop, step),)]
+    return x[(slice(None),) * axis + (slice(start, stop, step), Ellipsis)]
 
 
 def _slice_axis_transpose(ct, x, *, start, stop, axis, step=1):

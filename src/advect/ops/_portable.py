@@ -1,0 +1,116 @@
+"""Indexing kernels for providers whose namespace lacks what NumPy's indexing offers.
+
+The standard leaves out integer-array ``__setitem__``, integer arrays mixed with slices, and an
+accumulating scatter (``np.add.at``). NumPy and CuPy do all of these natively. Other CPU
+providers (array-api-strict, PyTorch CPU) run such an index through NumPy on a zero-copy DLPack
+view and hand the result back on the array's own device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["complete", "getitem", "scatter_add", "scatter", "numeric", "where", "einsum"]
+
+
+
+def complete(key: tuple) -> tuple:
+    """A basic index that names every axis (the standard requires it): add a trailing ``...``."""
+    if any(e is Ellipsis or hasattr(e, "shape") for e in key):
+        return key
+    return (*key, Ellipsis)
+
+
+def _has_arrays(key) -> bool:
+    return any(hasattr(e, "shape") for e in key)
+
+
+def _host(x):
+    return np.from_dlpack(x) if hasattr(x, "__dlpack__") else x
+
+
+def _host_key(key):
+    return tuple(_host(e) if hasattr(e, "shape") else e for e in key)
+
+
+def _native(attempt):
+    """``attempt()``, or None where the provider refuses that index (array-api-strict refuses
+    integer arrays mixed with slices, and integer-array writes)."""
+    try:
+        return attempt()
+    except (IndexError, TypeError, NotImplementedError):
+        return None
+
+
+def getitem(xp, x, key):
+    """``x[key]`` for any provider, array indices mixed with slices included."""
+    if xp is np or not _has_arrays(key):
+        return x[complete(key) if xp is not np else key]
+    out = _native(lambda: x[key])
+    if out is None:
+        out = xp.asarray(np.asarray(_host(x)[_host_key(key)]), device=x.device)
+    return out
+
+
+def scatter_add(xp, x, key, v):
+    """A copy of ``x`` with ``v`` added at ``key``; repeated indices accumulate."""
+    if xp is np:
+        out = x.copy()
+        if _has_arrays(key):
+            np.add.at(out, key, v)
+        else:
+            out[key] += v
+        return out
+    if not _has_arrays(key):
+        out = xp.asarray(x, copy=True)
+        key = complete(key)
+        out[key] = out[key] + v
+        return out
+    add_at = getattr(getattr(xp, "add", None), "at", None)  # CuPy's ufuncs have .at
+    if add_at is not None:
+        out = xp.asarray(x, copy=True)
+        add_at(out, key, v)
+        return out
+    out = np.array(_host(x))
+    np.add.at(out, _host_key(key), _host(v))
+    return xp.asarray(out, device=x.device)
+
+
+def scatter(xp, x, key, v):
+    """A copy of ``x`` with ``v`` written at ``key``."""
+    out = xp.asarray(x, copy=True)
+    if xp is np or not _has_arrays(key):
+        out[complete(key) if xp is not np else key] = v
+        return out
+
+    def write():
+        out[key] = v
+        return out
+
+    result = _native(write)
+    if result is None:
+        host = np.array(_host(x))
+        host[_host_key(key)] = _host(v)
+        result = xp.asarray(host, device=x.device)
+    return result
+
+
+def numeric(xp, x):
+    """``x`` with bool turned into int64 for providers whose sums and arg-reductions refuse
+    bool (the standard defines them for numeric dtypes only)."""
+    if xp is np or x.dtype != xp.bool:
+        return x
+    return xp.astype(x, xp.int64)
+
+
+def where(xp, c, x, y):
+    """``xp.where`` that also takes two Python scalars (the standard allows at most one)."""
+    if xp is not np and not hasattr(x, "shape") and not hasattr(y, "shape"):
+        x = xp.asarray(x, dtype=getattr(xp, np.result_type(x, y).name), device=c.device)
+    return xp.where(c, x, y)
+
+
+def einsum(xp, subscripts, *xs):
+    """``einsum`` for a CPU provider whose namespace has none: NumPy on DLPack views."""
+    out = np.einsum(subscripts, *(_host(x) for x in xs))
+    return xp.asarray(out, device=xs[0].device)

@@ -1,0 +1,332 @@
+"""Conformance of the Array API frontend: every function of every revision, traced vs the
+provider's own result (dynamic and staged), and derivatives with advect.testing.
+
+array-api-strict is the main provider and NumPy the second; both are compared against what the
+provider computes on the same inputs, and derivatives are checked with finite differences and
+the adjoint identity on NumPy, then required to agree on array-api-strict.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import advect as ad
+from advect import ops
+from advect.array_api import REVISIONS, support_table
+from advect.array_api._revisions import DTYPES
+from advect.errors import TracingError
+from advect.pytree import tree_flatten, tree_map
+from advect.testing import check_grads
+from array_api_cases import CASES, CONSTANT_CALLS
+
+strict = pytest.importorskip("array_api_strict")
+
+pytestmark = pytest.mark.filterwarnings("ignore:You are comparing a array_api_strict dtype")
+
+NEWEST = REVISIONS[-1]
+ROWS = {row.name: row for row in support_table(NEWEST)}
+TRACED = [r.name for r in support_table(NEWEST) if r.kind == "traced"]
+PARAMS = [pytest.param(name, k, id=f"{name}[{c.label or k}]")
+          for name in TRACED for k, c in enumerate(CASES[name])]
+
+
+def _lookup(ns, qualname):
+    for part in qualname.split("."):
+        ns = getattr(ns, part)
+    return ns
+
+
+def _convert(xp, value):
+    """A case argument for provider ``xp``: builders become arrays, dtype names dtypes."""
+    if isinstance(value, list):
+        return [_convert(xp, v) for v in value]
+    if isinstance(value, str) and value in DTYPES:
+        return getattr(xp, value)
+    if callable(value) and not isinstance(value, type):
+        return xp.asarray(value())
+    return value
+
+
+def _inputs(xp, case):
+    return ([_convert(xp, a) for a in case.args],
+            {k: _convert(xp, v) for k, v in case.kwargs.items()})
+
+
+def _is_array(x):
+    return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, type)
+
+
+def _lift(anchor, value):
+    """``value`` as a tracer of ``anchor``'s trace, whatever its dtype."""
+    if isinstance(value, list):
+        return [_lift(anchor, v) for v in value]
+    if not _is_array(value):
+        return value
+    keep = ops.full_like(anchor, fill_value=True, shape=tuple(value.shape), dtype="bool")
+    return ops.where(keep, value, value)
+
+
+def _traced_call(xp, qualname, args, kwargs, revision=NEWEST):
+    """Run the function on tracers inside a dynamic transform; return concrete results."""
+    def f(anchor):
+        ns = anchor.__array_namespace__(api_version=revision)
+        return _lookup(ns, qualname)(*_lift(anchor, args), **kwargs)
+    value, _ = ad.jvp(f)(xp.asarray(0.0), tangents=xp.asarray(1.0))
+    return value
+
+
+def _assert_same(ours, expected, *, values=True, rtol=1e-10):
+    ours_leaves, expected_leaves = tree_flatten(ours)[0], tree_flatten(expected)[0]
+    assert len(ours_leaves) == len(expected_leaves)
+    for got, want in zip(ours_leaves, expected_leaves):
+        if isinstance(want, np.generic | np.ndarray):  # NumPy's scalars stand for 0-d arrays
+            got, want = np.asarray(got), np.asarray(want)
+        assert type(got) is type(want), (type(got), type(want))
+        assert tuple(got.shape) == tuple(want.shape)
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        if hasattr(want, "device"):
+            assert got.device == want.device
+        if values:
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol,
+                                       atol=rtol)
+
+
+@pytest.mark.parametrize("name,k", PARAMS)
+def test_dynamic_matches_provider(name, k):
+    case = CASES[name][k]
+    args, kwargs = _inputs(strict, case)
+    call = lambda: _traced_call(strict, name, args, kwargs)
+    if not ROWS[name].dynamic:
+        with pytest.raises(TracingError, match=name.rsplit(".", 1)[-1]):
+            call()
+        return
+    expected = _lookup(strict, name)(*args, **kwargs)
+    _assert_same(call(), expected, values=name != "empty_like")
+
+
+@pytest.mark.parametrize("name,k", [p for p in PARAMS if ROWS[p.values[0]].dynamic])
+def test_numpy_provider_matches_numpy(name, k):
+    case = CASES[name][k]
+    args, kwargs = _inputs(np, case)
+    if name in ("linalg.eig", "linalg.eigvals", "isin"):
+        pytest.skip("NumPy serves the Array API up to 2024.12")
+    if case.label == "descending":
+        pytest.skip("numpy.sort and numpy.argsort have no descending=")
+    expected = _lookup(np, name)(*args, **kwargs)
+    got = _traced_call(np, name, args, kwargs, revision="2024.12")
+    if name.startswith("unique"):  # NumPy's own result types are its named tuples
+        got, expected = tuple(got), tuple(expected)
+    _assert_same(got, expected, values=name != "empty_like")
+
+
+def _float_positions(args, case):
+    if case.diff is not None:
+        return case.diff
+    return tuple(i for i, a in enumerate(args)
+                 if _is_array(a) and np.asarray(a).dtype.kind in "fc")
+
+
+def _partial(xp, name, args, kwargs, positions, post, revision):
+    def f(*xs):
+        full = list(args)
+        for i, x in zip(positions, xs):
+            full[i] = x
+        ns = xs[0].__array_namespace__(api_version=revision)
+        out = _lookup(ns, name)(*full, **kwargs)
+        return post(ns, out) if post else out
+    return f
+
+
+DIFF_PARAMS = [p for p in PARAMS if ROWS[p.values[0]].differentiable]
+
+
+@pytest.mark.parametrize("name,k", DIFF_PARAMS)
+def test_derivatives(name, k):
+    case = CASES[name][k]
+    args, kwargs = _inputs(np, case)
+    positions = _float_positions(args, case)
+    if not positions or name in ("linalg.eig", "linalg.eigvals", "isin"):
+        pytest.skip("no floating input on NumPy")
+    f = _partial(np, name, args, kwargs, positions, case.post, "2024.12")
+    check_grads(f, [args[i] for i in positions], order=1)
+
+
+@pytest.mark.parametrize("name,k", DIFF_PARAMS)
+def test_strict_derivatives_match_numpy(name, k):
+    case = CASES[name][k]
+    np_args, kwargs = _inputs(np, case)
+    positions = _float_positions(np_args, case)
+    if not positions:
+        pytest.skip("no floating input")
+    s_args, s_kwargs = _inputs(strict, case)
+    rng = np.random.default_rng(0)
+    tangents = [rng.standard_normal(np.shape(np_args[i])).astype(np_args[i].dtype)
+                for i in positions]
+    argnums = tuple(range(len(positions)))
+    revision = "2025.12" if name in ("linalg.eig", "linalg.eigvals") else "2024.12"
+    f_s = _partial(strict, name, s_args, s_kwargs, positions, case.post, revision)
+    out_s, t_s = ad.jvp(f_s, argnums)(*[s_args[i] for i in positions],
+                                      tangents=tuple(strict.asarray(t) for t in tangents))
+    for leaf in tree_flatten(t_s)[0]:
+        assert type(leaf) is type(s_args[positions[0]])
+    if revision == "2025.12":
+        return  # NumPy does not serve this revision; the strict JVP ran through
+    f_n = _partial(np, name, np_args, kwargs, positions, case.post, revision)
+    _, t_n = ad.jvp(f_n, argnums)(*[np_args[i] for i in positions], tangents=tuple(tangents))
+    for got, want in zip(tree_flatten(t_s)[0], tree_flatten(t_n)[0]):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-8, atol=1e-10)
+
+
+STAGED_PARAMS = [p for p in PARAMS if ROWS[p.values[0]].staged]
+
+
+@pytest.mark.parametrize("xp", [strict, np], ids=["strict", "numpy"])
+@pytest.mark.parametrize("name,k", STAGED_PARAMS)
+def test_staged_matches_provider(name, k, xp):
+    case = CASES[name][k]
+    if xp is np and (name in ("linalg.eig", "linalg.eigvals", "isin")
+                     or case.label == "descending"):
+        pytest.skip("NumPy's own function differs from the 2025.12 standard")
+    args, kwargs = _inputs(xp, case)
+    positions = tuple(i for i, a in enumerate(args) if _is_array(a))
+    if not positions:
+        pytest.skip("no array input to stage")
+    revision = NEWEST if xp is strict else "2024.12"
+
+    def f(*xs):
+        full = list(args)
+        for i, x in zip(positions, xs):
+            full[i] = x
+        ns = xs[0].__array_namespace__()
+        return _lookup(ns, name)(*full, **kwargs)
+
+    program = ad.stage(f, *[args[i] for i in positions], array_api_version=revision)
+    assert program.array_api_version == revision
+    expected = _lookup(xp, name)(*args, **kwargs)
+    if name.startswith("unique"):
+        expected = tuple(expected)
+    _assert_same(program(*[args[i] for i in positions]), expected,
+                 values=name != "empty_like")
+
+
+@pytest.mark.parametrize("name", [n for n in ROWS if n in CONSTANT_CALLS])
+def test_constant_functions_run_on_the_provider(name):
+    args, kwargs = CONSTANT_CALLS[name]
+    seen = {}
+
+    def f(x):
+        ns = x.__array_namespace__()
+        seen["out"] = _lookup(ns, name)(*args, **kwargs)
+        return x
+
+    ad.jvp(f)(strict.asarray(1.0), tangents=strict.asarray(1.0))
+    _assert_same(seen["out"], _lookup(strict, name)(*args, **kwargs),
+                 values=name != "empty")
+
+
+def test_every_function_has_a_case():
+    for revision in REVISIONS:
+        for row in support_table(revision):
+            assert row.name in CASES or row.name in CONSTANT_CALLS or row.kind == "metadata", \
+                row.name
+
+
+def test_metadata_functions_answer_from_dtypes():
+    def f(x):
+        xp = x.__array_namespace__()
+        i = xp.astype(x, xp.int32)
+        assert xp.result_type(x, xp.float32) == strict.float64
+        assert xp.result_type(i, xp.int64) == strict.int64
+        assert xp.can_cast(i, xp.int64) and not xp.can_cast(x, xp.int32)
+        assert xp.finfo(x).eps == strict.finfo(strict.float64).eps
+        assert xp.iinfo(i).max == 2**31 - 1
+        assert xp.isdtype(x.dtype, "real floating") and xp.isdtype(i.dtype, "integral")
+        assert x.dtype == xp.float64
+        assert xp.broadcast_shapes((3, 1), (4,)) == (3, 4)
+        info = xp.__array_namespace_info__()
+        assert info.default_device() == strict.__array_namespace_info__().default_device()
+        return x
+
+    ad.jvp(f)(strict.asarray([1.0]), tangents=strict.asarray([1.0]))
+
+
+def test_grad_through_a_provider_neutral_function_keeps_the_provider():
+    def loss(w, x):
+        xp = w.__array_namespace__()
+        # a strict array refuses a tracer on its right (it raises instead of deferring to
+        # the tracer's __rmatmul__), so the namespace function is used here
+        return xp.sum(xp.tanh(xp.matmul(x, w)) ** 2) + xp.linalg.vector_norm(w)
+
+    rng = np.random.default_rng(0)
+    w, x = rng.standard_normal(3), rng.standard_normal((4, 3))
+    g_np = ad.grad(loss)(w, x)
+    g_s = ad.grad(loss)(strict.asarray(w), strict.asarray(x))
+    assert type(g_s) is type(strict.asarray(0.0)) and g_s.dtype == strict.float64
+    np.testing.assert_allclose(np.asarray(g_s), g_np, rtol=1e-12)
+    z = np.tanh(x @ w)
+    expected = x.T @ (2 * z * (1 - z**2)) + w / np.linalg.norm(w)
+    np.testing.assert_allclose(g_np, expected, rtol=1e-12)
+
+
+def test_float32_stays_float32_through_the_namespace():
+    def loss(x):
+        xp = x.__array_namespace__()
+        return xp.mean(xp.exp(x) * 2.0)
+
+    x = strict.asarray([0.5, 1.0], dtype=strict.float32)
+    g = ad.grad(loss)(x)
+    assert g.dtype == strict.float32
+    np.testing.assert_allclose(np.asarray(g), np.exp([0.5, 1.0]), rtol=1e-6)
+
+
+def test_results_stay_on_the_inputs_device():
+    device = strict.Device("device1")
+    x = strict.asarray([[1.0, 2.0], [3.0, 4.0]], device=device)
+
+    def f(x):
+        xp = x.__array_namespace__()
+        y = xp.matmul(xp.sin(x), xp.zeros_like(x) + 1.0)
+        return xp.sum(xp.take(y, xp.asarray([1, 0], device=device), axis=0) ** 2)
+
+    g = ad.grad(f)(x)
+    assert g.device == device
+    assert ad.jvp(f)(x, tangents=x)[1].device == device
+
+
+def test_mutation_through_the_namespace_copies():
+    def f(x):
+        xp = x.__array_namespace__()
+        y = xp.asarray(x, copy=True)
+        y[0] = 0.0
+        return xp.sum(y * x)
+
+    x = strict.asarray([2.0, 3.0])
+    np.testing.assert_allclose(np.asarray(ad.grad(f)(x)), [0.0, 6.0])
+
+
+def test_data_dependent_functions_refuse_to_stage():
+    def f(x):
+        return x.__array_namespace__().unique_values(x)
+
+    with pytest.raises(TracingError, match="unique_values"):
+        ad.stage(f, strict.asarray([1.0, 1.0, 2.0]))
+
+
+def test_unique_values_are_differentiable():
+    def f(x):
+        xp = x.__array_namespace__()
+        return xp.sum(xp.unique_values(x) ** 2)
+
+    x = strict.asarray([1.0, 3.0, 1.0])
+    np.testing.assert_allclose(np.asarray(ad.grad(f)(x)), [2.0, 6.0, 0.0])
+
+
+def test_tree_results_are_named_tuples():
+    def f(x):
+        xp = x.__array_namespace__()
+        r = xp.linalg.svd(x, full_matrices=False)
+        assert set(r._fields) == {"U", "S", "Vh"}
+        return tree_map(lambda v: v, r.S)
+
+    ad.jvp(f)(strict.eye(2) * 2.0, tangents=strict.eye(2))
