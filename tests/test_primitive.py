@@ -303,7 +303,7 @@ def test_saved_program_round_trips_and_names_a_missing_primitive():
     payload = json.loads(json.dumps(program.to_dict()))
     np.testing.assert_array_equal(ad.StagedProgram.from_dict(payload)(X), program(X))
     text = json.dumps(payload).replace('"test_cube"', '"test_not_registered"')
-    with pytest.raises(ValueError, match="test_not_registered"):
+    with pytest.raises(ValueError, match="'test_not_registered' is not registered"):
         ad.StagedProgram.from_dict(json.loads(text))
 
 
