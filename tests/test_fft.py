@@ -114,3 +114,16 @@ def test_fft_round_trip_is_identity_under_differentiation():
 def test_fft_bad_arguments_raise(call, error):
     with pytest.raises(error):
         ad.jvp(lambda x: call(x))(_real(4, 4)[0], tangents=np.ones(4))
+
+
+@pytest.mark.parametrize("f,x,kwargs", [p for p in _params() if "ortho" in p.id or "shift" in p.id])
+def test_fft_stages_and_saves(f, x, kwargs):
+    fun = lambda x: f(x, **kwargs)  # noqa: E731
+    program = ad.StagedProgram.from_dict(ad.stage(fun, x).to_dict())
+    np.testing.assert_allclose(program(x), f(x, **kwargs), rtol=1e-12, atol=1e-12)
+
+
+def test_staged_gradient_of_spectral_loss():
+    x = _real(3, 8)
+    loss = lambda x: np.sum(np.abs(np.fft.rfft2(x, norm="ortho")) ** 3)  # noqa: E731
+    np.testing.assert_allclose(ad.grad(ad.stage(loss, x))(x), ad.grad(loss)(x), rtol=1e-12)

@@ -294,3 +294,45 @@ def test_staged_abstract_rules_validate_shapes():
         ops.solve.abstract(Aval((3, 3), np.dtype(float)), Aval((4, 1), np.dtype(float)))
     with pytest.raises(TypeError, match="float16"):
         ops.inv.abstract(Aval((3, 3), np.dtype(np.float16)))
+
+
+def test_grad_of_determinant_at_a_singular_matrix_is_the_cofactor_matrix():
+    a = rect(3, 3)
+    a[:, 2] = a[:, 0] + a[:, 1]
+    cofactors = np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1))
+                           for j in range(3)] for i in range(3)])
+    np.testing.assert_allclose(ad.grad(LA.det)(a), cofactors, atol=1e-12)
+    check_grads(LA.det, (a,), order=2)
+
+
+def _has_named_tuple(tree):
+    return isinstance(tree, tuple) and (type(tree) is not tuple
+                                        or any(map(_has_named_tuple, tree)))
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.fn is not LA.lstsq], ids=lambda r: r.name)
+def test_linalg_stages_and_saves(row):
+    program = ad.stage(row.call, *row.args)
+    for g, e in zip(_leaves(program(*row.args)), _leaves(row.call(*row.args)), strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-10, atol=1e-10)
+    if not _has_named_tuple(row.call(*row.args)):  # saved programs hold plain containers only
+        restored = ad.StagedProgram.from_dict(program.to_dict())
+        for g, e in zip(_leaves(restored(*row.args)), _leaves(row.call(*row.args))):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-10, atol=1e-10)
+
+
+def test_lstsq_is_dynamic_only():
+    with pytest.raises(ad.errors.TracingError, match="lstsq"):
+        ad.stage(lambda a, b: LA.lstsq(a, b)[0], rect(5, 3), vec(5))
+
+
+@pytest.mark.parametrize("loss", [
+    lambda a: np.sum(LA.eigh(a).eigenvalues ** 3),
+    lambda a: np.sum(LA.cholesky(a)),
+    lambda a: LA.norm(a, "nuc") + LA.slogdet(a).logabsdet,
+    lambda a: np.sum(np.abs(np.einsum("ij,jk->ik", LA.inv(a), a.T)) ** 2),
+], ids=["eigh", "cholesky", "nuclear_logdet", "einsum_inv"])
+def test_staged_gradient_matches_dynamic(loss):
+    a = spd(3, 3)
+    staged = ad.grad(ad.stage(loss, a))
+    np.testing.assert_allclose(staged(a), ad.grad(loss)(a), rtol=1e-10)
