@@ -70,14 +70,42 @@ class LinearTrace(Trace):
         if op.transpose is None:
             raise NoVJPError(f"operation {op.name!r} has no transpose rule, so it cannot be "
                              "differentiated in reverse mode")
-        avals = [a.aval if type(a) is LinearTracer else aval_of(a) for a in args]
-        out_aval = op.abstract(*avals, **attrs)
+        if op.abstract is _SAME_SHAPE_BINARY and len(args) == 2:
+            out_aval = _same_aval(*args)  # the hot case: var * constant of the same aval
+            if out_aval is None:
+                out_aval = op.abstract(*[_aval(a) for a in args], **attrs)
+        else:
+            out_aval = op.abstract(*[_aval(a) for a in args], **attrs)
         if op.multiple_results:
             out = tuple(self.new_var(a) for a in out_aval)
         else:
             out = self.new_var(out_aval)
         self.tape.append((op, args, attrs, out))
         return out
+
+
+_SAME_SHAPE_BINARY = _rules.broadcast_binary
+
+
+def _aval(a):
+    return a.aval if type(a) is LinearTracer else aval_of(a)
+
+
+def _same_aval(x, y):
+    """The common aval of a tape variable and a NumPy array (or another variable) that agree
+    in shape and dtype, else None."""
+    var, other = (x, y) if type(x) is LinearTracer else (y, x)
+    if type(var) is not LinearTracer:
+        return None
+    aval = var.aval
+    if type(other) is LinearTracer:
+        other_aval = other.aval
+        return aval if other_aval.shape == aval.shape and other_aval.dtype == aval.dtype \
+            and other_aval.weak == aval.weak else None
+    if type(other) is np.ndarray and other.shape == aval.shape and other.dtype == aval.dtype \
+            and not aval.weak:
+        return aval
+    return None
 
 
 def linearize_flat(fun, primals):

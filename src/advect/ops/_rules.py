@@ -17,7 +17,7 @@ from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
 __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcast_binary",
            "float_binary", "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
            "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "reduced_shape",
-           "real_unary", "add_tangents", "scale"]
+           "real_unary", "add_tangents", "scale", "unary_partial"]
 
 
 def is_linear(x) -> bool:
@@ -183,6 +183,15 @@ def elementwise_partials(*partials):
             if t is not None:
                 total = add_tangents(total, ops.multiply(t, p))
         return fit(total, out)
+
+    return jvp
+
+
+def unary_partial(partial):
+    """The JVP rule ``dx * partial(x, out)`` of an elementwise unary op."""
+
+    def jvp(primals, tangents, out, **attrs):
+        return fit(ops.multiply(tangents[0], partial(primals[0], out)), out)
 
     return jvp
 

@@ -27,6 +27,7 @@ from ._rules import (
     is_linear,
     real_unary,
     same_unary,
+    unary_partial,
     unbroadcast,
 )
 from ._rules import conj as conj_if_complex  # emits nothing for real values
@@ -39,7 +40,7 @@ def _unary(name, impl, partial=None, abstract=float_unary):
     if partial is None:
         return Op(name, abstract=abstract, impl=impl, nondiff=True, elementwise=True)
     return Op(name, abstract=abstract, impl=impl, elementwise=True,
-              jvp=elementwise_partials(lambda x, out: (partial(x, out),)))
+              jvp=unary_partial(partial))
 
 
 def _comparison(name, impl, abstract=compare_binary):
