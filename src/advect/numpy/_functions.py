@@ -15,7 +15,7 @@ from ..dtypes import aval_of
 from ..errors import TracingError
 from ..ops._rules import normalize_axes
 
-__all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "array_function", "implements",
+__all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "NONDIFF", "array_function", "implements",
            "reduction", "astype", "concrete"]
 
 FUNCTIONS: dict = {}
@@ -24,19 +24,24 @@ FUNCTIONS: dict = {}
 DYNAMIC_ONLY: set = set()
 # constructors reached through ``like=``: NumPy drops the keyword, so the tracer is passed back
 TAKES_LIKE: set = set()
+# functions with no derivative: integer, boolean or metadata results (argsort, isclose, shape)
+NONDIFF: set = set()
 
 
-def implements(*funcs, dynamic_only=False, like=False):
+def implements(*funcs, dynamic_only=False, like=False, nondiff=False):
     """Register a translation of each NumPy function in ``funcs``.
 
     ``dynamic_only`` marks data-dependent output shapes; ``like`` marks constructors whose
-    translation takes the ``like=`` tracer as a keyword.
+    translation takes the ``like=`` tracer as a keyword; ``nondiff`` marks results with no
+    derivative (advect.support_catalog reports all three).
     """
     def register(impl):
         for f in funcs:
             FUNCTIONS[f] = impl
             if dynamic_only:
                 DYNAMIC_ONLY.add(f)
+            if nondiff:
+                NONDIFF.add(f)
             if like:
                 TAKES_LIKE.add(f)
         return impl
