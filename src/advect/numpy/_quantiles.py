@@ -17,6 +17,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..ops._rules import normalize_axes
+from ._creation import _linspace
 from ._functions import (
     _ravel,
     _reshape,
@@ -172,8 +173,7 @@ def _bin_edges(a, bins, range_):
         lo, hi = ops.where(same, ops.subtract(lo, 0.5), lo), ops.where(same, ops.add(hi, 0.5),
                                                                           hi)
     lo, hi = astype(operand(lo), np.float64), astype(operand(hi), np.float64)
-    ramp = np.linspace(0.0, 1.0, int(bins) + 1)
-    return ops.add(lo, ops.multiply(ops.subtract(hi, lo), ramp))
+    return _linspace(lo, hi, int(bins) + 1)  # endpoints exact, so extremes fall inside
 
 
 @implements(np.histogram_bin_edges)
