@@ -211,3 +211,27 @@ def test_unsupported_numpy_function_raises_naming_it():
     func = missing[0]
     with pytest.raises(ad.TracingError, match=func.__name__):
         ad.grad(lambda x: np.sum(func(x, x)))(A)
+
+
+def test_bitwise_shift_round_copy_and_format_match_numpy():
+    ints = np.arange(1, 7).reshape(2, 3)
+    for f in (lambda t: t.astype(np.int64) << 1, lambda t: 64 >> t.astype(np.int64),
+              lambda t: (t > 1) & (t < 5), lambda t: (t > 1) | (t > 5), lambda t: ~(t > 2),
+              lambda t: (t > 2) ^ True):
+        np.testing.assert_array_equal(_traced(f, ints * 1.0), f(ints * 1.0))
+    assert _traced(lambda t: round(t[0, 1] / 3, 2)) == round(A[0, 1] / 3, 2)
+    assert _traced(lambda t: f"{t[1, 0]:.3f}") == f"{A[1, 0]:.3f}"
+
+
+def test_copy_module_gives_owned_writable_copies():
+    import copy
+
+    def f(x):
+        shallow, deep = copy.copy(x), copy.deepcopy(x)
+        shallow[0, 0] = 10.0
+        deep[1, 1] = 20.0
+        return np.sum(shallow * deep)
+
+    expected = 2 * A  # x * x everywhere but at the two written entries
+    expected[0, 0], expected[1, 1] = 10.0, 20.0
+    np.testing.assert_allclose(ad.grad(f)(A), expected)

@@ -261,6 +261,30 @@ class ArrayTracer(Tracer):
     def __rxor__(self, other):
         return np.bitwise_xor(other, self)
 
+    def __lshift__(self, other):
+        return np.left_shift(self, other)
+
+    def __rlshift__(self, other):
+        return np.left_shift(other, self)
+
+    def __rshift__(self, other):
+        return np.right_shift(self, other)
+
+    def __rrshift__(self, other):
+        return np.right_shift(other, self)
+
+    def __round__(self, ndigits=None):
+        return np.round(self, decimals=ndigits or 0)
+
+    def __copy__(self):
+        return owned_copy(self)
+
+    def __deepcopy__(self, memo):
+        return owned_copy(self)
+
+    def __format__(self, spec):
+        return format(self._concrete_for("format()"), spec) if spec else str(self)
+
     __iadd__ = _inplace("__add__")
     __isub__ = _inplace("__sub__")
     __imul__ = _inplace("__mul__")
@@ -272,6 +296,8 @@ class ArrayTracer(Tracer):
     __iand__ = _inplace("__and__")
     __ior__ = _inplace("__or__")
     __ixor__ = _inplace("__xor__")
+    __ilshift__ = _inplace("__lshift__")
+    __irshift__ = _inplace("__rshift__")
 
     # --- indexing ------------------------------------------------------------------------
     def __getitem__(self, key):
