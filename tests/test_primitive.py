@@ -44,8 +44,8 @@ def make_sine(name, calls=None):
     return sine
 
 
-CUBE = make_cube("test_cube")
-SINE = make_sine("test_sine")
+CUBE = make_cube("test_primitive.cube")
+SINE = make_sine("test_primitive.sine")
 
 
 # --- the handle and dynamic transforms -----------------------------------------------------------
@@ -71,16 +71,16 @@ def test_transpose_only_primitive_works_in_reverse_mode():
 
 
 def test_transpose_only_primitive_raises_no_jvp_error_in_forward_mode():
-    with pytest.raises(NoJVPError, match="test_sine"):
+    with pytest.raises(NoJVPError, match="test_primitive.sine"):
         ad.jvp(SINE)(X, tangents=np.ones(3))
     _, linear_map = ad.linearize(SINE, X)
-    with linear_map, pytest.raises(NoJVPError, match="test_sine"):
+    with linear_map, pytest.raises(NoJVPError, match="test_primitive.sine"):
         linear_map(np.ones(3))
 
 
 def test_with_both_rules_reverse_mode_uses_the_transpose_rule():
     calls = []
-    sine = make_sine("test_sine_both", calls)
+    sine = make_sine("test_primitive.sine_both", calls)
     sine.def_jvp(lambda output, primals, tangents: np.cos(primals[0]) * tangents[0])
     np.testing.assert_allclose(ad.jvp(sine)(X, tangents=np.ones(3))[1], np.cos(X))
     assert calls == []
@@ -92,19 +92,19 @@ def test_with_both_rules_reverse_mode_uses_the_transpose_rule():
 
 
 def test_missing_derivative_rules_raise_naming_the_primitive_and_rule():
-    bare = ad.primitive(lambda x: 2 * x, name="test_bare")
+    bare = ad.primitive(lambda x: 2 * x, name="test_primitive.bare")
     np.testing.assert_allclose(bare(X), 2 * X)  # evaluation needs no rule
-    with pytest.raises(MissingPrimitiveRuleError, match="'test_bare' has no jvp rule"):
+    with pytest.raises(MissingPrimitiveRuleError, match="'test_primitive.bare' has no jvp rule"):
         ad.grad(lambda x: np.sum(bare(x)))(X)
-    with pytest.raises(MissingPrimitiveRuleError, match="'test_bare' has no abstract rule"):
+    with pytest.raises(MissingPrimitiveRuleError, match="'test_primitive.bare' has no abstract"):
         ad.stage(bare, X)
 
 
 def test_linear_primitive_applied_to_tangents_by_its_own_jvp():
-    cumsum = ad.primitive(lambda x: np.cumsum(x), name="test_cumsum")
+    cumsum = ad.primitive(lambda x: np.cumsum(x), name="test_primitive.cumsum")
     cumsum.def_jvp(lambda output, primals, tangents: cumsum(tangents[0]))
     cumsum.def_abstract(_same_spec)
-    with pytest.raises(MissingPrimitiveRuleError, match="'test_cumsum' has no transpose rule"):
+    with pytest.raises(MissingPrimitiveRuleError, match="'test_primitive.cumsum' has no transpose"):
         ad.grad(lambda x: np.sum(cumsum(x) ** 2))(X)
     cumsum.def_transpose(lambda ct, primals, output: (np.cumsum(ct[::-1])[::-1],))
     expected = 2 * np.cumsum(np.cumsum(X)[::-1])[::-1]
@@ -119,7 +119,7 @@ def test_float32_stays_float32():
 
 def test_multiple_outputs_get_none_cotangents_for_unused_outputs():
     seen = []
-    sincos = ad.primitive(lambda x: (np.sin(x), np.cos(x)), name="test_sincos")
+    sincos = ad.primitive(lambda x: (np.sin(x), np.cos(x)), name="test_primitive.sincos")
 
     @sincos.def_transpose
     def _(ct, primals, output):
@@ -132,7 +132,7 @@ def test_multiple_outputs_get_none_cotangents_for_unused_outputs():
 
 
 def test_python_scalar_and_integer_arguments():
-    @ad.primitive(name="test_scaled")
+    @ad.primitive(name="test_primitive.scaled")
     def scaled(x, a, n):
         return x * a * n
 
@@ -148,27 +148,27 @@ def test_python_scalar_and_integer_arguments():
 
 
 def test_jvp_rule_reading_a_tangent_value_in_reverse_mode_raises():
-    peeking = ad.primitive(lambda x: 2 * x, name="test_peeking")
+    peeking = ad.primitive(lambda x: 2 * x, name="test_primitive.peeking")
     peeking.def_jvp(lambda output, primals, tangents: tangents[0] * float(tangents[0][0]))
     with pytest.raises(ad.TracingError, match="linear in the tangents"):
         ad.grad(lambda x: np.sum(peeking(x)))(X)
 
 
 def test_constant_tangent_from_a_jvp_rule_is_zero_in_reverse_mode():
-    ones = ad.primitive(lambda x: np.ones_like(x), name="test_ones")
+    ones = ad.primitive(lambda x: np.ones_like(x), name="test_primitive.ones")
     ones.def_jvp(lambda output, primals, tangents: np.zeros_like(primals[0]))
     np.testing.assert_allclose(ad.grad(lambda x: np.sum(ones(x) * x))(X), np.ones(3))
     np.testing.assert_allclose(ad.jvp(ones)(X, tangents=X)[1], np.zeros(3))
 
 
 def test_integer_outputs_need_no_derivative_rule():
-    argmax = ad.primitive(lambda x: np.argmax(x), name="test_argmax")
+    argmax = ad.primitive(lambda x: np.argmax(x), name="test_primitive.argmax")
     np.testing.assert_allclose(ad.grad(lambda x: np.sum(x * argmax(x)))(X), np.full(3, 2.0))
 
 
 def test_rules_written_with_the_array_api_keep_the_provider():
     xps = pytest.importorskip("array_api_strict")
-    sine = ad.primitive(lambda x: x.__array_namespace__().sin(x), name="test_array_api_sine")
+    sine = ad.primitive(lambda x: x.__array_namespace__().sin(x), name="test_primitive.xp_sine")
     sine.def_jvp(lambda output, primals, tangents:
                  tangents[0] * tangents[0].__array_namespace__().cos(primals[0]))
     x = xps.asarray([0.1, 0.2])
@@ -180,7 +180,7 @@ def test_rules_written_with_the_array_api_keep_the_provider():
 # --- arguments: static, nondiff, pytrees ---------------------------------------------------------
 
 def test_static_arguments_reach_rules_and_become_attrs():
-    @ad.primitive(name="test_power", static_argnames="n")
+    @ad.primitive(name="test_primitive.power", static_argnames="n")
     def power(x, n):
         return x ** n
 
@@ -199,7 +199,7 @@ def test_static_arguments_reach_rules_and_become_attrs():
 def test_nondiff_argument_gets_no_tangent():
     seen = []
 
-    @ad.primitive(name="test_shift", nondiff_argnames="offset")
+    @ad.primitive(name="test_primitive.shift", nondiff_argnames="offset")
     def shift(x, offset):
         return x + offset
 
@@ -215,7 +215,7 @@ def test_nondiff_argument_gets_no_tangent():
 
 
 def test_pytree_arguments_and_outputs_are_flattened_at_the_handle():
-    @ad.primitive(name="test_affine")
+    @ad.primitive(name="test_primitive.affine")
     def affine(params, x):
         return {"y": params["w"] * x + params["b"], "parts": (x, params["w"])}
 
@@ -239,24 +239,24 @@ def test_pytree_arguments_and_outputs_are_flattened_at_the_handle():
 
 def test_bad_arguments_raise_named_errors():
     with pytest.raises(ValueError, match="static_argnames names 'k'"):
-        ad.primitive(lambda x: x, name="test_bad1", static_argnames="k")
+        ad.primitive(lambda x: x, name="test_primitive.bad1", static_argnames="k")
     with pytest.raises(ValueError, match="both static_argnames and nondiff_argnames"):
-        ad.primitive(lambda x, k: x, name="test_bad2", static_argnames="k",
+        ad.primitive(lambda x, k: x, name="test_primitive.bad2", static_argnames="k",
                      nondiff_argnames="k")
     with pytest.raises(TypeError, match="variadic"):
-        ad.primitive(lambda *xs: xs[0], name="test_bad3")
+        ad.primitive(lambda *xs: xs[0], name="test_primitive.bad3")
     with pytest.raises(TypeError, match="argument 'x' holds a str"):
         CUBE(("a",))
-    with pytest.raises(TypeError, match="'test_cube'"):
+    with pytest.raises(TypeError, match="'test_primitive.cube'"):
         CUBE(X, X)
 
 
 def test_rule_results_are_validated():
-    wrong = ad.primitive(lambda x, y: x * y, name="test_wrong_transpose")
+    wrong = ad.primitive(lambda x, y: x * y, name="test_primitive.wrong_transpose")
     wrong.def_transpose(lambda ct, primals, output: ct * primals[1])
     with pytest.raises(ValueError, match="one cotangent .* for each of its 2 dynamic leaves"):
         ad.grad(lambda x: np.sum(wrong(x, X)))(X)
-    pair = ad.primitive(lambda x: (x, 2 * x), name="test_wrong_jvp")
+    pair = ad.primitive(lambda x: (x, 2 * x), name="test_primitive.wrong_jvp")
     pair.def_jvp(lambda output, primals, tangents: tangents[0])
     with pytest.raises(ValueError, match="returned 1 tangents for 2 outputs"):
         ad.jvp(pair)(X, tangents=X)
@@ -265,27 +265,27 @@ def test_rule_results_are_validated():
 # --- names ---------------------------------------------------------------------------------------
 
 def test_registered_under_its_stable_name():
-    assert REGISTRY["test_cube"] is CUBE.op
-    assert REGISTRY["test_sine.linear_map"] is SINE.linear_map
+    assert REGISTRY["test_primitive.cube"] is CUBE.op
+    assert REGISTRY["test_primitive.sine.linear_map"] is SINE.linear_map
 
 
 def test_duplicate_names_raise_unless_the_same_definition_runs_again():
     with pytest.raises(ValueError, match="built-in operation"):
         ad.primitive(lambda x: x, name="sin")
-    with pytest.raises(ValueError, match="taken by the primitive 'test_cube'"):
-        ad.primitive(np.negative, name="test_cube")
-    with pytest.raises(ValueError, match="taken by the primitive 'test_sine'"):
-        ad.primitive(np.negative, name="test_sine.linear_map")
-    first = make_cube("test_rerun")
-    second = make_cube("test_rerun")  # the same definition again (a reloaded module)
-    assert REGISTRY["test_rerun"] is second.op is not first.op
+    with pytest.raises(ValueError, match="taken by the primitive 'test_primitive.cube'"):
+        ad.primitive(np.negative, name="test_primitive.cube")
+    with pytest.raises(ValueError, match="taken by the primitive 'test_primitive.sine'"):
+        ad.primitive(np.negative, name="test_primitive.sine.linear_map")
+    first = make_cube("test_primitive.rerun")
+    second = make_cube("test_primitive.rerun")  # the same definition again (a reloaded module)
+    assert REGISTRY["test_primitive.rerun"] is second.op is not first.op
 
 
 # --- staging -------------------------------------------------------------------------------------
 
 def test_staged_program_and_its_gradient():
     program = ad.stage(lambda x: np.sum(CUBE(x) + SINE(x)), X)
-    assert "test_cube(" in str(program) and "test_sine(" in str(program)
+    assert "test_primitive.cube(" in str(program) and "test_primitive.sine(" in str(program)
     np.testing.assert_allclose(program(X), np.sum(X ** 3 + np.sin(X)))
     np.testing.assert_allclose(ad.grad(program)(X), 3 * X ** 2 + np.cos(X))
 
@@ -302,8 +302,8 @@ def test_saved_program_round_trips_and_names_a_missing_primitive():
     program = ad.stage(lambda x: np.sum(CUBE(x)), X)
     payload = json.loads(json.dumps(program.to_dict()))
     np.testing.assert_array_equal(ad.StagedProgram.from_dict(payload)(X), program(X))
-    text = json.dumps(payload).replace('"test_cube"', '"test_not_registered"')
-    with pytest.raises(ValueError, match="'test_not_registered' is not registered"):
+    text = json.dumps(payload).replace('"test_primitive.cube"', '"test_primitive.not_registered"')
+    with pytest.raises(ValueError, match="'test_primitive.not_registered' is not registered"):
         ad.StagedProgram.from_dict(json.loads(text))
 
 
@@ -316,7 +316,7 @@ def test_check_primitive_runs_the_checks_the_rules_allow():
 
 
 def test_check_primitive_with_complex_inputs():
-    norm2 = ad.primitive(lambda z: (z * np.conj(z)).real, name="test_norm2")
+    norm2 = ad.primitive(lambda z: (z * np.conj(z)).real, name="test_primitive.norm2")
 
     @norm2.def_jvp
     def _(output, primals, tangents):
@@ -332,27 +332,27 @@ def test_check_primitive_with_complex_inputs():
 
 
 def test_check_primitive_names_a_wrong_rule():
-    wrong_jvp = ad.primitive(lambda x: x ** 2, name="test_check_wrong_jvp")
+    wrong_jvp = ad.primitive(lambda x: x ** 2, name="test_primitive.check_wrong_jvp")
     wrong_jvp.def_jvp(lambda output, primals, tangents: primals[0] * tangents[0])
-    with pytest.raises(AssertionError, match="test_check_wrong_jvp.*jvp"):
+    with pytest.raises(AssertionError, match="test_primitive.check_wrong_jvp.*jvp"):
         check_primitive(wrong_jvp, primals=(X,), check=("jvp",))
 
-    wrong_transpose = make_cube("test_check_wrong_transpose")
+    wrong_transpose = make_cube("test_primitive.check_wrong_transpose")
     wrong_transpose.def_transpose(lambda ct, primals, output: (ct * primals[0],))
-    with pytest.raises(AssertionError, match="test_check_wrong_transpose.*transpose"):
+    with pytest.raises(AssertionError, match="test_primitive.check_wrong_transpose.*transpose"):
         check_primitive(wrong_transpose, primals=(X,), check=("transpose",))
 
-    wrong_vjp = ad.primitive(lambda x: np.sin(x), name="test_check_wrong_vjp")
+    wrong_vjp = ad.primitive(lambda x: np.sin(x), name="test_primitive.check_wrong_vjp")
     wrong_vjp.def_transpose(lambda ct, primals, output: (ct * np.sin(primals[0]),))
     with pytest.raises(AssertionError, match="central differences"):
         check_primitive(wrong_vjp, primals=(X,), check=("transpose",))
 
-    wrong_structure = ad.primitive(lambda x: (x, x), name="test_check_wrong_structure")
+    wrong_structure = ad.primitive(lambda x: (x, x), name="test_primitive.check_wrong_structure")
     wrong_structure.def_abstract(_same_spec)
     with pytest.raises(AssertionError, match="abstract: .*structure"):
         check_primitive(wrong_structure, primals=(X,), check=("abstract",))
 
-    wrong_abstract = ad.primitive(lambda x: x[:2], name="test_check_wrong_abstract")
+    wrong_abstract = ad.primitive(lambda x: x[:2], name="test_primitive.check_wrong_abstract")
     wrong_abstract.def_abstract(_same_spec)
     with pytest.raises(AssertionError, match="abstract: output leaf 0 is float64\\[2\\]"):
         check_primitive(wrong_abstract, primals=(X,), check=("abstract",))
@@ -364,7 +364,7 @@ def test_check_primitive_rejects_unknown_checks():
 
 
 def test_check_primitive_with_static_and_nondiff_arguments():
-    @ad.primitive(name="test_check_static", static_argnames="n", nondiff_argnames="weight")
+    @ad.primitive(name="test_primitive.weighted", static_argnames="n", nondiff_argnames="weight")
     def weighted_power(x, weight, n):
         return weight * x ** n
 
