@@ -42,17 +42,17 @@ def _filled(like, shape, fill_value, dtype):
     return ops.full_like(like, fill_value=fill_value, shape=shape, dtype=np.dtype(dtype).name)
 
 
-@implements(np.zeros, like=True)
+@implements(np.zeros, like=True, nondiff=True)
 def _zeros(shape, dtype=float, order="C", *, device=None, like=None):
     return _filled(like, shape, 0, dtype)
 
 
-@implements(np.empty, like=True)
+@implements(np.empty, like=True, nondiff=True)
 def _empty(shape, dtype=float, order="C", *, device=None, like=None):
     return _filled(like, shape, 0, dtype)
 
 
-@implements(np.ones, like=True)
+@implements(np.ones, like=True, nondiff=True)
 def _ones(shape, dtype=None, order="C", *, device=None, like=None):
     return _filled(like, shape, 1, float if dtype is None else dtype)
 
@@ -64,17 +64,17 @@ def _full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     return _filled(like, shape, fill_value, dtype)
 
 
-@implements(np.eye, like=True)
+@implements(np.eye, like=True, nondiff=True)
 def _eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     return lift(like, np.eye(N, M, k, dtype=dtype))
 
 
-@implements(np.identity, like=True)
+@implements(np.identity, like=True, nondiff=True)
 def _identity(n, dtype=None, *, like=None):
     return lift(like, np.identity(n, dtype=dtype))
 
 
-@implements(np.tri, like=True)
+@implements(np.tri, like=True, nondiff=True)
 def _tri(N, M=None, k=0, dtype=float, *, like=None):
     return lift(like, np.tri(N, M, k, dtype=dtype))
 
@@ -97,7 +97,7 @@ for _func in (np.frombuffer, np.fromiter, np.fromstring, np.fromfile, np.loadtxt
     implements(_func, like=True)(_reader(_func))
 
 
-@implements(np.arange, like=True)
+@implements(np.arange, like=True, nondiff=True)
 def _arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, like=None):
     start = 0 if stop is None else start_or_stop
     stop = start_or_stop if stop is None else stop

@@ -215,13 +215,13 @@ def _arg_reduce(op, a, axis, keepdims):
     return op(a, axis=normalize_axes(axis, len(_shape(a)))[0], keepdims=bool(keepdims))
 
 
-@implements(np.argmax)
+@implements(np.argmax, nondiff=True)
 def _argmax(a, axis=None, out=None, *, keepdims=False):
     _no_out("argmax", out)
     return _arg_reduce(ops.argmax, a, axis, keepdims)
 
 
-@implements(np.argmin)
+@implements(np.argmin, nondiff=True)
 def _argmin(a, axis=None, out=None, *, keepdims=False):
     _no_out("argmin", out)
     return _arg_reduce(ops.argmin, a, axis, keepdims)

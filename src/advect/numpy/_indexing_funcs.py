@@ -241,7 +241,7 @@ def _fill_diagonal(a, val, wrap=False):
     assign_inplace(a, _reshape(new, shape), "numpy.fill_diagonal")
 
 
-@implements(np.diag_indices_from)
+@implements(np.diag_indices_from, nondiff=True)
 def _diag_indices_from(arr):
     shape = _shape(arr)
     if len(shape) < 2 or len(set(shape)) != 1:
@@ -249,14 +249,14 @@ def _diag_indices_from(arr):
     return np.diag_indices(shape[0], len(shape))
 
 
-@implements(np.tril_indices_from)
+@implements(np.tril_indices_from, nondiff=True)
 def _tril_indices_from(arr, k=0):
     if _ndim(arr) != 2:
         raise ValueError("input array must be 2-d")
     return np.tril_indices(_shape(arr)[-2], k=k, m=_shape(arr)[-1])
 
 
-@implements(np.triu_indices_from)
+@implements(np.triu_indices_from, nondiff=True)
 def _triu_indices_from(arr, k=0):
     if _ndim(arr) != 2:
         raise ValueError("input array must be 2-d")
@@ -304,24 +304,24 @@ def _copyto(dst, src, casting="same_kind", where=True):
 
 # --- data-dependent index queries (dynamic only) ---------------------------------------------
 
-@implements(np.nonzero, dynamic_only=True)
+@implements(np.nonzero, dynamic_only=True, nondiff=True)
 def _nonzero(a):
     return np.nonzero(concrete(a, "np.nonzero (its output shape depends on data)"))
 
 
-@implements(np.flatnonzero, dynamic_only=True)
+@implements(np.flatnonzero, dynamic_only=True, nondiff=True)
 def _flatnonzero(a):
     return np.flatnonzero(concrete(a, "np.flatnonzero (its output shape depends on data)"))
 
 
-@implements(np.argwhere, dynamic_only=True)
+@implements(np.argwhere, dynamic_only=True, nondiff=True)
 def _argwhere(a):
     return np.argwhere(concrete(a, "np.argwhere (its output shape depends on data)"))
 
 
 # --- index conversions -----------------------------------------------------------------------
 
-@implements(np.ravel_multi_index)
+@implements(np.ravel_multi_index, nondiff=True)
 def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     dims = tuple(int(d) for d in dims)
     modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
@@ -334,7 +334,7 @@ def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     return out
 
 
-@implements(np.unravel_index)
+@implements(np.unravel_index, nondiff=True)
 def _unravel_index(indices, shape, order="C"):
     shape = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(n) for n in shape)
     indices = operand(indices)
@@ -346,7 +346,7 @@ def _unravel_index(indices, shape, order="C"):
     return tuple(out[::-1] if order == "C" else out)
 
 
-@implements(np.ix_)
+@implements(np.ix_, nondiff=True)
 def _ix(*args):
     out = []
     for k, a in enumerate(args):

@@ -489,7 +489,7 @@ def _cond(x, p=None):
     return ops.multiply(matrix_norm(x, axes, p, False), matrix_norm(ops.inv(x), axes, p, False))
 
 
-@implements(np.linalg.matrix_rank)
+@implements(np.linalg.matrix_rank, nondiff=True)
 def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803 (NumPy's name)
     nd = _ndim(A)
     if nd < 2:

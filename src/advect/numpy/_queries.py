@@ -29,17 +29,17 @@ def _dtype_or_scalar(x):
     return x
 
 
-@implements(np.shape)
+@implements(np.shape, nondiff=True)
 def _shape_query(a):
     return _shape(operand(a))
 
 
-@implements(np.ndim)
+@implements(np.ndim, nondiff=True)
 def _ndim_query(a):
     return len(_shape(operand(a)))
 
 
-@implements(np.size)
+@implements(np.size, nondiff=True)
 def _size_query(a, axis=None):
     shape = _shape(operand(a))
     if axis is None:
@@ -48,44 +48,44 @@ def _size_query(a, axis=None):
     return math.prod(shape[ax] for ax in axes)
 
 
-@implements(np.result_type)
+@implements(np.result_type, nondiff=True)
 def _result_type(*arrays_and_dtypes):
     return np.result_type(*map(_dtype_or_scalar, arrays_and_dtypes))
 
 
-@implements(np.can_cast)
+@implements(np.can_cast, nondiff=True)
 def _can_cast(from_, to, casting="safe"):
     return np.can_cast(_dtype_or_scalar(from_), to, casting)
 
 
-@implements(np.min_scalar_type)
+@implements(np.min_scalar_type, nondiff=True)
 def _min_scalar_type(a):
     if _shape(a):
         return aval_of(a).dtype
     return np.min_scalar_type(concrete(a, "np.min_scalar_type of a 0-d value"))
 
 
-@implements(np.common_type)
+@implements(np.common_type, nondiff=True)
 def _common_type(*arrays):
     return np.common_type(*(np.empty(0, aval_of(operand(a)).dtype) for a in arrays))
 
 
-@implements(np.may_share_memory, np.shares_memory)
+@implements(np.may_share_memory, np.shares_memory, nondiff=True)
 def _shares_memory(a, b, max_work=None):
     return a is b  # traced values are immutable; only the same wrapper aliases
 
 
-@implements(np.iscomplexobj)
+@implements(np.iscomplexobj, nondiff=True)
 def _iscomplexobj(x):
     return aval_of(operand(x)).dtype.kind == "c"
 
 
-@implements(np.isrealobj)
+@implements(np.isrealobj, nondiff=True)
 def _isrealobj(x):
     return aval_of(operand(x)).dtype.kind != "c"
 
 
-@implements(np.iscomplex)
+@implements(np.iscomplex, nondiff=True)
 def _iscomplex(x):
     x = operand(x)
     if aval_of(x).dtype.kind != "c":
@@ -93,24 +93,24 @@ def _iscomplex(x):
     return ops.not_equal(ops.imag(x), 0)
 
 
-@implements(np.isreal)
+@implements(np.isreal, nondiff=True)
 def _isreal(x):
     return ops.logical_not(_iscomplex(x))
 
 
-@implements(np.isposinf)
+@implements(np.isposinf, nondiff=True)
 def _isposinf(x, out=None):
     x = operand(x)
     return ops.logical_and(ops.isinf(x), ops.logical_not(ops.signbit(x)))
 
 
-@implements(np.isneginf)
+@implements(np.isneginf, nondiff=True)
 def _isneginf(x, out=None):
     x = operand(x)
     return ops.logical_and(ops.isinf(x), ops.signbit(x))
 
 
-@implements(np.isclose)
+@implements(np.isclose, nondiff=True)
 def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = operand(a), operand(b)
     finite = ops.logical_and(ops.isfinite(a), ops.isfinite(b))
@@ -126,12 +126,12 @@ def _all(x):
     return reduction(ops.reduce_min, x, None, False)
 
 
-@implements(np.allclose)
+@implements(np.allclose, nondiff=True)
 def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _all(_isclose(a, b, rtol, atol, equal_nan))
 
 
-@implements(np.array_equal)
+@implements(np.array_equal, nondiff=True)
 def _array_equal(a1, a2, equal_nan=False):
     a1, a2 = operand(a1), operand(a2)
     if _shape(a1) != _shape(a2):
@@ -142,7 +142,7 @@ def _array_equal(a1, a2, equal_nan=False):
     return _all(same)
 
 
-@implements(np.array_equiv)
+@implements(np.array_equiv, nondiff=True)
 def _array_equiv(a1, a2):
     a1, a2 = operand(a1), operand(a2)
     try:
@@ -166,12 +166,12 @@ for _func in (np.array2string, np.array_repr, np.array_str):
     implements(_func, dynamic_only=True)(_printer(_func))
 
 
-@implements(np.packbits, dynamic_only=True)
+@implements(np.packbits, dynamic_only=True, nondiff=True)
 def _packbits(a, axis=None, bitorder="big"):
     return np.packbits(concrete(a, "np.packbits"), axis=axis, bitorder=bitorder)
 
 
-@implements(np.unpackbits, dynamic_only=True)
+@implements(np.unpackbits, dynamic_only=True, nondiff=True)
 def _unpackbits(a, axis=None, count=None, bitorder="big"):
     return np.unpackbits(concrete(a, "np.unpackbits"), axis=axis, count=count,
                          bitorder=bitorder)
@@ -194,13 +194,13 @@ def _saved(x, what):
     return concrete(x, what) if isinstance(x, Tracer) else x
 
 
-@implements(np.save, dynamic_only=True)
+@implements(np.save, dynamic_only=True, nondiff=True)
 def _save(file, arr, allow_pickle=True, **kwargs):
     np.save(file, _saved(arr, "np.save (it writes the data)"), allow_pickle=allow_pickle,
             **kwargs)
 
 
-@implements(np.savetxt, dynamic_only=True)
+@implements(np.savetxt, dynamic_only=True, nondiff=True)
 def _savetxt(fname, X, *args, **kwargs):
     np.savetxt(fname, _saved(X, "np.savetxt (it writes the data)"), *args, **kwargs)
 

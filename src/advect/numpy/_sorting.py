@@ -41,7 +41,7 @@ def _no_order(order, name):
                          "arrays")
 
 
-@implements(np.argsort)
+@implements(np.argsort, nondiff=True)
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     _no_order(order, "argsort")
     a, axis = _sort_axis(a, axis)
@@ -66,7 +66,7 @@ def _kth(kth):
     return (int(kth),) if isinstance(kth, int | np.integer) else tuple(int(k) for k in kth)
 
 
-@implements(np.argpartition)
+@implements(np.argpartition, nondiff=True)
 def _argpartition(a, kth, axis=-1, kind="introselect", order=None):
     _no_order(order, "argpartition")
     a, axis = _sort_axis(a, axis)
@@ -79,7 +79,7 @@ def _partition(a, kth, axis=-1, kind="introselect", order=None):
     return along_axis(a, _argpartition(a, kth, axis, kind, order), axis)
 
 
-@implements(np.lexsort)
+@implements(np.lexsort, nondiff=True)
 def _lexsort(keys, axis=-1):
     keys = [operand(k) for k in keys] if isinstance(keys, list | tuple) else [
         operand(keys)[i] for i in range(_shape(keys)[0])]
@@ -94,7 +94,7 @@ def _lexsort(keys, axis=-1):
     return order
 
 
-@implements(np.searchsorted)
+@implements(np.searchsorted, nondiff=True)
 def _searchsorted(a, v, side="left", sorter=None):
     a = operand(a)
     if sorter is not None:
@@ -102,7 +102,7 @@ def _searchsorted(a, v, side="left", sorter=None):
     return ops.searchsorted(a, operand(v), side=side)
 
 
-@implements(np.digitize)
+@implements(np.digitize, nondiff=True)
 def _digitize(x, bins, right=False):
     bins = operand(bins)
     value = concrete(bins, "np.digitize with traced bins (their direction is read from data)")
@@ -117,7 +117,7 @@ def _digitize(x, bins, right=False):
                                                      side="right" if right else "left"))
 
 
-@implements(np.isin)
+@implements(np.isin, nondiff=True)
 def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     element, test = operand(element), _ravel(operand(test_elements))
     hits = ops.equal(ops.expand_dims(element, axes=(len(_shape(element)),)), test)

@@ -284,19 +284,19 @@ def _logical(op, a, axis, keepdims, where, fill):
     return reduction(op, a, axis, keepdims)
 
 
-@implements(np.all)
+@implements(np.all, nondiff=True)
 def _all(a, axis=None, out=None, keepdims=False, *, where=True):
     _no_out("all", out)
     return _logical(ops.reduce_min, a, axis, keepdims, where, True)
 
 
-@implements(np.any)
+@implements(np.any, nondiff=True)
 def _any(a, axis=None, out=None, keepdims=False, *, where=True):
     _no_out("any", out)
     return _logical(ops.reduce_max, a, axis, keepdims, where, False)
 
 
-@implements(np.count_nonzero)
+@implements(np.count_nonzero, nondiff=True)
 def _count_nonzero(a, axis=None, *, keepdims=False):
     a = operand(a)
     return reduction(ops.reduce_sum, astype(ops.not_equal(a, 0), np.int64), axis, keepdims)
@@ -406,13 +406,13 @@ def _nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     return _nan_extreme(ops.reduce_min, np.inf, a, axis, keepdims, initial, where)
 
 
-@implements(np.nanargmax)
+@implements(np.nanargmax, nondiff=True)
 def _nanargmax(a, axis=None, out=None, *, keepdims=False):
     _no_out("nanargmax", out)
     return _arg_reduce(ops.argmax, _nan_filled(a, -np.inf), axis, keepdims)
 
 
-@implements(np.nanargmin)
+@implements(np.nanargmin, nondiff=True)
 def _nanargmin(a, axis=None, out=None, *, keepdims=False):
     _no_out("nanargmin", out)
     return _arg_reduce(ops.argmin, _nan_filled(a, np.inf), axis, keepdims)
