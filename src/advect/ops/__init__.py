@@ -9,6 +9,7 @@ from . import _rules
 from .bitwise import *  # noqa: F403
 from .bitwise import *  # noqa: F403
 from .creation import *  # noqa: F403
+from .einsum import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .fft import *  # noqa: F403
 from .floatbits import *  # noqa: F403

@@ -1,4 +1,4 @@
-"""Linear algebra: matmul, dot_general, einsum, solves, inverses and decompositions.
+"""Linear algebra: matmul, dot_general, solves, inverses and decompositions.
 
 Matrix ops act on the last two axes and batch over the leading ones. Derivatives are the standard
 matrix-calculus results written with ops, so they trace to any order and into staged programs.
@@ -10,15 +10,14 @@ the gauge get exact derivatives.
 from __future__ import annotations
 
 import math
-import string
 
 import numpy as np
 
 from .. import ops
 from ..core import Op
 from ..dtypes import Aval, aval_of, real_dtype, result_type
-from . import _portable
 from ._rules import add_tangents, broadcast_shapes, conj, fit, is_linear, unbroadcast
+from .einsum import einsum
 
 
 def _matmul_abstract(x, y):
@@ -123,103 +122,6 @@ def _dot_general_transpose(ct, x, y, *, contract, batch):
 
 dot_general = Op("dot_general", attrs=("contract", "batch"), abstract=_dot_general_abstract,
                  impl=_dot_general_impl, jvp=_dot_general_jvp, transpose=_dot_general_transpose)
-
-
-
-# --- einsum ----------------------------------------------------------------------------------
-
-def einsum_letters(subscripts: str, ndims) -> tuple[list[str], str]:
-    """The letters of each operand and of the output of a normalized ``subscripts`` (explicit
-    ``->``); each ``...`` becomes fresh letters, right-aligned as NumPy broadcasts it."""
-    lhs, out = subscripts.split("->")
-    ins = lhs.split(",")
-    if len(ins) != len(ndims):
-        raise ValueError(f"einsum: {len(ins)} operand subscripts for {len(ndims)} operands")
-    fresh = [c for c in string.ascii_letters if c not in subscripts]
-    ell = "".join(fresh[:max((nd - len(s) + 3 for s, nd in zip(ins, ndims) if "..." in s),
-                             default=0)])
-    letters = []
-    for s, nd in zip(ins, ndims):
-        width = nd - len(s) + 3
-        if "..." in s and width >= 0:
-            s = s.replace("...", ell[len(ell) - width:])
-        if len(s) != nd:
-            raise ValueError(f"einsum: subscripts {s!r} do not match an operand with {nd} "
-                             "dimensions")
-        letters.append(s)
-    if ell and "..." not in out:
-        raise ValueError(f"einsum: {subscripts!r} broadcasts over '...' but its output has no "
-                         "'...' to hold those dimensions")
-    return letters, out.replace("...", ell)
-
-
-def _letter_sizes(ins, shapes) -> dict:
-    sizes: dict = {}
-    for s, shape in zip(ins, shapes):
-        for c, n in zip(s, shape):
-            old = sizes.get(c, 1)
-            if n != old and 1 not in (n, old):
-                raise ValueError(f"einsum: subscript {c!r} labels axes of sizes {old} and {n}")
-            sizes[c] = n if old == 1 else old
-    return sizes
-
-
-def _einsum_abstract(*xs, subscripts):
-    ins, out = einsum_letters(subscripts, [x.ndim for x in xs])
-    sizes = _letter_sizes(ins, [x.shape for x in xs])
-    missing = [c for c in out if c not in sizes]
-    if missing or len(set(out)) != len(out):
-        raise ValueError(f"einsum: output subscripts {out!r} must be distinct letters that "
-                         "appear in the inputs")
-    return Aval(tuple(sizes[c] for c in out), result_type(*xs), False, xs[0].device)
-
-
-def _einsum_impl(xp, *xs, subscripts):
-    if xp is np:
-        return np.einsum(subscripts, *xs, optimize=len(xs) > 2)
-    if not hasattr(xp, "einsum"):  # not in the standard: NumPy on a DLPack view (CPU)
-        return _portable.einsum(xp, subscripts, *xs)
-    return xp.einsum(subscripts, *xs)
-
-
-def _einsum_jvp(primals, tangents, out, *, subscripts):
-    t = None
-    for k, dx in enumerate(tangents):  # multilinear: one term per operand with a tangent
-        if dx is not None:
-            t = add_tangents(t, einsum(*primals[:k], dx, *primals[k + 1:], subscripts=subscripts))
-    return fit(t, aval_of(out))
-
-
-def _einsum_transpose(ct, *xs, subscripts):
-    # the cotangent of operand k contracts ct with the other operands; letters only in operand k
-    # broadcast (a ones vector) and repeated letters go onto a diagonal (an identity matrix)
-    k = next(i for i, x in enumerate(xs) if is_linear(x))
-    ins, out = einsum_letters(subscripts, [aval_of(x).ndim for x in xs])
-    sizes = _letter_sizes(ins, [aval_of(x).shape for x in xs])
-    dtype = real_dtype(aval_of(ct).dtype).name
-    fresh = iter(c for c in string.ascii_letters if c not in sizes)
-    operands = [ct, *(conj(x) for i, x in enumerate(xs) if i != k)]
-    terms = [out, *(s for i, s in enumerate(ins) if i != k)]
-    seen = set("".join(terms))
-    for c in dict.fromkeys(ins[k]):
-        if c not in seen:
-            operands.append(ops.full_like(ct, fill_value=1, shape=(sizes[c],), dtype=dtype))
-            terms.append(c)
-    layout, placed = [], set()
-    for c in ins[k]:
-        if c in placed:
-            f = next(fresh)
-            operands.append(_pattern(ct, sizes[c], dtype, diag=1.0))
-            terms.append(c + f)
-            c = f
-        placed.add(c)
-        layout.append(c)
-    g = einsum(*operands, subscripts=",".join(terms) + "->" + "".join(layout))
-    return tuple(unbroadcast(g, aval_of(x).shape) if i == k else None for i, x in enumerate(xs))
-
-
-einsum = Op("einsum", attrs=("subscripts",), abstract=_einsum_abstract, impl=_einsum_impl,
-            jvp=_einsum_jvp, transpose=_einsum_transpose)
 
 
 # --- helpers shared by the matrix rules --------------------------------------------------------
@@ -644,4 +546,4 @@ qr = Op("qr", attrs=("complete",), abstract=_qr_abstract, multiple_results=True,
         jvp=_qr_jvp)
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)] + [
-    "matrix_transpose", "einsum_letters", "hermitian_part"]
+    "matrix_transpose", "hermitian_part"]
