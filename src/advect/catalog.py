@@ -25,7 +25,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -50,6 +50,7 @@ class Row:
     staged: bool
     differentiable: bool
     note: str = ""
+    target: object = field(default=None, compare=False, repr=False)  # the NumPy object
 
 
 def _translation_differentiable(found) -> bool:
@@ -86,7 +87,7 @@ def _ufunc_rows(table, category, ufuncs):
         aliases = [n for n in names if n != ufunc.__name__]
         note = f"alias {', '.join(f'{prefix}.{n}' for n in aliases)}" if aliases else ""
         rows.append(Row(category, f"{prefix}.{ufunc.__name__}", found is not None,
-                        found is not None, diff, note))
+                        found is not None, diff, note, ufunc))
         if category != "ufunc":
             continue
         for method in METHODS:
@@ -95,7 +96,8 @@ def _ufunc_rows(table, category, ufuncs):
             method_diff = diff and (method in ("outer", "at") or _has_float_loop(ufunc))
             note = "indices must be constant" if method == "reduceat" else ""
             rows.append(Row("ufunc method", f"{prefix}.{ufunc.__name__}.{method}",
-                            found is not None, found is not None, method_diff, note))
+                            found is not None, found is not None, method_diff, note,
+                            (ufunc, method)))
     return rows
 
 
@@ -135,7 +137,8 @@ def _function_rows():
         supported = value in functions
         staged = supported and value not in dynamic_only
         rows.append(Row("function", name, supported, staged, supported and value not in nondiff,
-                        "output shape depends on the data" if supported and not staged else ""))
+                        "output shape depends on the data" if supported and not staged else "",
+                        value))
     return rows
 
 
@@ -154,7 +157,8 @@ def _ndarray_rows():
                 and function not in nondiff)
         note = "reads the concrete value" if name in ("item", "tolist") else (
             "metadata" if name in _METADATA else "")
-        rows.append(Row("ndarray method", f"ndarray.{name}", supported, staged, diff, note))
+        rows.append(Row("ndarray method", f"ndarray.{name}", supported, staged, diff, note,
+                        name))
     return rows
 
 
