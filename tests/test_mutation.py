@@ -429,3 +429,12 @@ def test_staging_refuses_stale_views_and_input_writes():
         ad.stage(stale, X)
     with pytest.raises(ad.MutationError, match=r"\.copy\(\)"):
         ad.stage(lambda x: x.__setitem__(0, 1.0), X)
+
+
+def test_assigning_and_combining_lists_of_tracers_stays_traced():
+    def f(x):
+        y = np.zeros_like(x)
+        y[0:2] = [x[2], x[0] * 2]
+        return np.sum(y[:3] + [x[1], 0.0, 1.0])
+
+    np.testing.assert_array_equal(ad.grad(f)(X), [2.0, 1.0, 1.0, 0, 0, 0])

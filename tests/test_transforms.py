@@ -26,6 +26,7 @@ def test_grad_defaults_to_the_first_input():
 
 @pytest.mark.parametrize("argnums, expected", [
     (1, X), (-1, X), (-2, Y), ((0, 1), (Y, X)), ((1, 0), (X, Y)), ((-1,), (X,)),
+    (np.int64(1), X),
 ])
 def test_grad_argnums(argnums, expected):
     g = ad.grad(_dot, argnums)(X, Y)

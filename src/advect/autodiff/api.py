@@ -34,7 +34,7 @@ class _Selection:
     def __init__(self, args: tuple, kwargs: dict, argnums, argnames, where: str):
         if argnums is None and argnames is None:
             argnums = 0
-        self.single = isinstance(argnums, int)
+        self.single = isinstance(argnums, int | np.integer)
         nums = () if argnums is None else ((argnums,) if self.single else tuple(argnums))
         resolved = []
         for n in nums:

@@ -15,6 +15,7 @@ from .. import ops
 from ..core import Tracer
 from ..errors import TracingError
 from . import _functions, _ufuncs
+from ._construct import asarray
 from ._indexing import getitem
 from ._mutation import INPUT, assign_inplace, mark_view, owned_copy, setitem, write_plain
 
@@ -24,8 +25,9 @@ _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
 
 def _operand(x):
+    """A list or tuple operand as an array (traced when it holds tracers)."""
     if isinstance(x, list | tuple):
-        return np.asarray(x)
+        return asarray(x)
     return x
 
 

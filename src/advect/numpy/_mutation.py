@@ -182,7 +182,8 @@ def setitem(x, key, value) -> None:
             and value._trace.alive):
         return  # `y[i] += v` already wrote through the view y[i]; this write changes nothing
     if isinstance(value, list | tuple):
-        value = np.asarray(value)
+        from ._construct import asarray
+        value = asarray(value)
     if isinstance(value, Tracer):
         value = _cast_for_write(x, value, "item assignment")
     _commit(x, ops.scatter(x, value, *arrays, index=index))
