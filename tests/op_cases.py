@@ -251,6 +251,10 @@ CASES = [
     C(ops.cumulative_min, (distinct(4, 3),), {"axis": 0}),
     *SPECIAL_CASES,
     # --- reductions, shape, indexing and creation ops added later (NumPy functions work) ---
+    C(ops.argsort, (distinct(3, 4),), {"axis": 1, "stable": True}),
+    C(ops.argsort, (ints(7),), {"axis": 0, "stable": True}, name="argsort_ties"),
+    C(ops.argpartition, (distinct(3, 5),), {"kth": (1, 3), "axis": 1}),
+    C(ops.searchsorted, (const(np.array([0.1, 0.5, 0.9])), floats(2, 3)), {"side": "right"}),
     # --- linalg, einsum and fft ops ---
     C(ops.einsum, (floats(3, 4), floats(4, 2, seed=1)), {"subscripts": "ij,jk->ik"}),
     C(ops.einsum, (floats(3, 3),), {"subscripts": "ii->i"}, name="einsum_diagonal"),
