@@ -150,11 +150,11 @@ def _accumulate(cts, lazy, var, ct):
     """Add ``ct`` into the cotangent of ``var``. A cotangent that merely broadcasts to the
     variable's shape is kept small (``lazy``) until a non-elementwise transpose needs it."""
     aval = var.aval
-    try:
+    if type(ct) is np.ndarray:
         shape, dtype = ct.shape, ct.dtype
-    except AttributeError:
-        ct = _rules.fit(ct, aval)
-        shape, dtype = aval.shape, aval.dtype
+    else:  # a tracer, a Python scalar or another provider's array: compare NumPy dtypes
+        ct_aval = aval_of(ct)
+        shape, dtype = ct_aval.shape, ct_aval.dtype
     if dtype != aval.dtype:
         ct = _rules.fit(ct, aval.update(shape=tuple(shape)))
     if shape != aval.shape:

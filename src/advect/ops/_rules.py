@@ -131,13 +131,13 @@ def unbroadcast(x, shape: tuple[int, ...]):
 
 def fit(t, out):
     """Broadcast and cast a tangent to the primal output ``out`` (a value or an Aval)."""
-    try:
-        if t.shape == out.shape and t.dtype == out.dtype:
+    if type(t) is np.ndarray and (type(out) is np.ndarray or type(out) is Aval):
+        if t.shape == out.shape and t.dtype == out.dtype:  # the hot case
             return t
-    except AttributeError:  # a Python scalar
-        pass
     aval = aval_of(out)
     t_aval = aval_of(t)
+    if t_aval.shape == aval.shape and t_aval.dtype == aval.dtype:
+        return t
     if t_aval.dtype != aval.dtype:
         if t_aval.dtype.kind == "c" and aval.dtype.kind != "c":
             t = ops.real(t)
