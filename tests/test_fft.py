@@ -127,3 +127,9 @@ def test_staged_gradient_of_spectral_loss():
     x = _real(3, 8)
     loss = lambda x: np.sum(np.abs(np.fft.rfft2(x, norm="ortho")) ** 3)  # noqa: E731
     np.testing.assert_allclose(ad.grad(ad.stage(loss, x))(x), ad.grad(loss)(x), rtol=1e-12)
+
+
+def test_every_numpy_fft_function_is_covered():
+    public = {n for n in dir(np.fft) if not n.startswith("_") and callable(getattr(np.fft, n))}
+    covered = {f.__name__ for _, f, *_ in CASES} | {"fftfreq", "rfftfreq"}
+    assert public - {"test"} == covered

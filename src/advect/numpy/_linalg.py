@@ -1,8 +1,18 @@
 """``numpy.linalg`` and ``numpy.einsum`` on traced arrays.
 
-Each function translates to the canonical ops of ``ops/linalg.py``; the rest (norms, condition
-numbers, powers, tensor solves, ...) are composites of them. Results that NumPy returns as named
-tuples (``EighResult``, ``SVDResult``, ...) come back as named tuples with the same fields.
+Each function translates to the canonical ops of ``ops/linalg.py`` and ``ops/einsum.py``; the
+rest (norms, condition numbers, powers, tensor solves, ...) are composites of them. Results that
+NumPy returns as named tuples (``EighResult``, ``SVDResult``, ...) come back as instances of
+NumPy's own classes. ``eig`` and ``eigvals`` always return complex arrays, and ``lstsq`` is
+dynamic only (the shape of its residuals depends on the rank of the data).
+
+Example:
+    >>> import numpy as np
+    >>> import advect as ad
+    >>> a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    >>> grad = ad.grad(lambda a: np.linalg.slogdet(a).logabsdet)(a)
+    >>> np.allclose(grad, np.linalg.inv(a).T)
+    True
 """
 
 from __future__ import annotations
@@ -397,7 +407,7 @@ def _abs_squared(x):
     return ops.square(x)
 
 
-def vector_norm(x, axes, ord, keepdims):
+def _norm_of_vectors(x, axes, ord, keepdims):
     x = _inexact(x)
     if ord is None or ord == 2:
         return ops.sqrt(ops.reduce_sum(_abs_squared(x), axes=axes, keepdims=keepdims))
@@ -417,7 +427,7 @@ def vector_norm(x, axes, ord, keepdims):
     return ops.pow(total, 1.0 / float(ord))
 
 
-def matrix_norm(x, axes, ord, keepdims):
+def _norm_of_matrices(x, axes, ord, keepdims):
     x = _inexact(x)
     row, col = axes
     if row == col:
@@ -448,7 +458,7 @@ def _norm(x, ord=None, axis=None, keepdims=False):
     nd = _ndim(x)
     if axis is None:
         if ord is None:
-            return vector_norm(x, tuple(range(nd)), None, keepdims)
+            return _norm_of_vectors(x, tuple(range(nd)), None, keepdims)
         if nd not in (1, 2):
             raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
         axis = tuple(range(nd))
@@ -457,9 +467,9 @@ def _norm(x, ord=None, axis=None, keepdims=False):
     if len(axes) == 1:
         if isinstance(ord, str):
             raise ValueError(f"numpy.linalg.norm: invalid norm order {ord!r} for vectors")
-        return vector_norm(x, axes, ord, keepdims)
+        return _norm_of_vectors(x, axes, ord, keepdims)
     if len(axes) == 2:
-        return matrix_norm(x, axes, ord, keepdims)
+        return _norm_of_matrices(x, axes, ord, keepdims)
     raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
 
 
@@ -467,14 +477,14 @@ def _norm(x, ord=None, axis=None, keepdims=False):
 def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     nd = _ndim(x)
     if axis is None and keepdims is False:
-        return vector_norm(ops.reshape(x, shape=(math.prod(_shape(x)),)), (0,), ord, False)
-    return vector_norm(x, normalize_axes(axis, nd), ord, keepdims)
+        return _norm_of_vectors(ops.reshape(x, shape=(math.prod(_shape(x)),)), (0,), ord, False)
+    return _norm_of_vectors(x, normalize_axes(axis, nd), ord, keepdims)
 
 
 @implements(np.linalg.matrix_norm)
 def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
     nd = _ndim(x)
-    return matrix_norm(x, (nd - 2, nd - 1), ord, keepdims)
+    return _norm_of_matrices(x, (nd - 2, nd - 1), ord, keepdims)
 
 
 @implements(np.linalg.cond)
@@ -486,7 +496,8 @@ def _cond(x, p=None):
         small = ops.reduce_min(s, axes=(nd - 2,), keepdims=False)
         return ops.divide(small, big) if p == -2 else ops.divide(big, small)
     axes = (nd - 2, nd - 1)
-    return ops.multiply(matrix_norm(x, axes, p, False), matrix_norm(ops.inv(x), axes, p, False))
+    return ops.multiply(_norm_of_matrices(x, axes, p, False),
+                        _norm_of_matrices(ops.inv(x), axes, p, False))
 
 
 @implements(np.linalg.matrix_rank, nondiff=True)

@@ -28,7 +28,12 @@ from ._rules import add_tangents, conj, fit, is_linear, unbroadcast
 
 def einsum_letters(subscripts: str, ndims) -> tuple[list[str], str]:
     """The letters of each operand and of the output of a normalized ``subscripts`` (explicit
-    ``->``); each ``...`` becomes fresh letters, right-aligned as NumPy broadcasts it."""
+    ``->``); each ``...`` becomes fresh letters, right-aligned as NumPy broadcasts it.
+
+    Example:
+        >>> einsum_letters("...ij,j->...i", (3, 1))
+        (['aij', 'j'], 'ai')
+    """
     lhs, out = subscripts.split("->")
     ins = lhs.split(",")
     if len(ins) != len(ndims):

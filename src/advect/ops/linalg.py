@@ -161,7 +161,13 @@ def _columns(x, start, stop, axis=-1):
 
 def hermitian_part(dx, ref, lower):
     """The Hermitian matrix that a routine reading only one triangle (and the real part of the
-    diagonal) of ``dx`` sees; ``ref`` is a primal of the same shape, for the mask constant."""
+    diagonal) of ``dx`` sees; ``ref`` is a primal of the same shape, for the mask constant.
+
+    Example:
+        >>> import numpy as np
+        >>> hermitian_part(np.array([[1.0, 5.0], [2.0, 3.0]]), np.eye(2), lower=True).tolist()
+        [[1.0, 2.0], [2.0, 3.0]]
+    """
     n = aval_of(ref).shape[-1]
     half = _pattern(ref, n, _mask_dtype(ref), lower=float(lower), diag=0.5, upper=float(not lower))
     m = ops.multiply(dx, half)
@@ -358,7 +364,8 @@ def _eigh_abstract(x, *, lower):
 def _eigh_impl(xp, x, *, lower):
     if xp is np:
         return tuple(np.linalg.eigh(x, UPLO="L" if lower else "U"))
-    return tuple(xp.linalg.eigh(x))
+    # other providers read the lower triangle: the upper one is the lower one of x^H
+    return tuple(xp.linalg.eigh(x if lower else xp.conj(xp.matrix_transpose(x))))
 
 
 def _eigh_jvp(primals, tangents, out, *, lower):
@@ -377,7 +384,7 @@ eigh = Op("eigh", attrs=("lower",), abstract=_eigh_abstract, impl=_eigh_impl, jv
 def _eigvalsh_impl(xp, x, *, lower):
     if xp is np:
         return np.linalg.eigvalsh(x, UPLO="L" if lower else "U")
-    return xp.linalg.eigvalsh(x)
+    return xp.linalg.eigvalsh(x if lower else xp.conj(xp.matrix_transpose(x)))
 
 
 def _eigvalsh_jvp(primals, tangents, out, *, lower):
