@@ -94,7 +94,7 @@ def _reader(func):
 
 for _func in (np.frombuffer, np.fromiter, np.fromstring, np.fromfile, np.loadtxt,
               np.genfromtxt):
-    implements(_func, like=True)(_reader(_func))
+    implements(_func, like=True, nondiff=True)(_reader(_func))
 
 
 @implements(np.arange, like=True, nondiff=True)

@@ -163,7 +163,7 @@ def _printer(func):
 
 
 for _func in (np.array2string, np.array_repr, np.array_str):
-    implements(_func, dynamic_only=True)(_printer(_func))
+    implements(_func, dynamic_only=True, nondiff=True)(_printer(_func))
 
 
 @implements(np.packbits, dynamic_only=True, nondiff=True)
@@ -215,4 +215,4 @@ def _archive(func):
 
 
 for _func in (np.savez, np.savez_compressed):
-    implements(_func, dynamic_only=True)(_archive(_func))
+    implements(_func, dynamic_only=True, nondiff=True)(_archive(_func))

@@ -184,7 +184,7 @@ def _union1d(ar1, ar2):
     return _unique(_concatenate([_ravel(operand(ar1)), _ravel(operand(ar2))], 0))
 
 
-@implements(np.intersect1d, dynamic_only=True)
+@implements(np.intersect1d, dynamic_only=True, nondiff=True)
 def _intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     v1 = concrete(ar1, "np.intersect1d (its output shape depends on data)").ravel()
     v2 = concrete(ar2, "np.intersect1d (its output shape depends on data)").ravel()
