@@ -1,6 +1,7 @@
 """advect.debug: source locations on errors and tracer reprs; NaN/inf detection by phase."""
 
 import inspect
+import sys
 import threading
 
 import numpy as np
@@ -141,3 +142,20 @@ def test_results_inside_debug_equal_results_outside():
     with ad.debug(numerics=True):
         inside = ad.hessian(f)(x)
     np.testing.assert_allclose(inside, ad.hessian(f)(x), rtol=1e-14)
+
+
+def test_long_debug_sessions_forget_released_tapes_but_not_live_ones(monkeypatch):
+    module = sys.modules["advect.debug"]
+    monkeypatch.setattr(module, "_PRUNE_AT", 50)
+
+    def step(x):
+        return np.sum(np.sin(x) * np.cos(x))
+    with ad.debug(numerics=True), np.errstate(divide="ignore"):
+        module._state.prune_at = 50
+        _, pullback = ad.vjp(lambda x: np.sqrt(x) * 2.0)(np.array([1.0, 0.0]))
+        for _ in range(100):
+            ad.grad(step)(np.ones(3))
+        assert len(module._state.origins) < 100  # about 4 tape variables per step
+        with pytest.raises(ad.NumericsError) as info:
+            pullback(np.ones(2))  # its tape is alive: its origins were kept
+    assert info.value.op == "sqrt"

@@ -45,6 +45,18 @@ class _State(threading.local):
         # (op name, user-level op name, location) of the binds and transposes in progress
         self.stack: list[tuple[str, str, str]] = []
         self.origins: dict = {}  # id(tape variable) -> (variable, op name, location)
+        self.prune_at = _PRUNE_AT
+
+
+_PRUNE_AT = 100_000  # origins kept before dropping those of released tapes
+
+
+def _prune(state: _State) -> None:
+    """Forget the origins of tape variables nothing but this table holds (released tapes)."""
+    origins = state.origins
+    for key in [k for k, entry in origins.items() if sys.getrefcount(entry[0]) <= 2]:
+        del origins[key]
+    state.prune_at = max(_PRUNE_AT, 2 * len(origins))
 
 
 _state = _State()
@@ -148,6 +160,8 @@ class _Hooks:
         if type(trace) is LinearTrace:
             for o in outs:
                 state.origins[id(o)] = (o, name, where)
+            if len(state.origins) > state.prune_at:
+                _prune(state)
         elif user_level and state.numerics[-1]:
             _check(outs, name, where, "primal")
         return out
