@@ -142,3 +142,8 @@ def test_jvp_and_vjp_take_and_give_pytrees():
 def test_tangent_structure_mismatch_raises_type_error():
     with pytest.raises(TypeError, match="structure"):
         ad.jvp(lambda p: p[0])((np.ones(2), np.ones(2)), tangents=[np.ones(2), np.ones(2)])
+
+
+def test_dict_with_unsortable_keys_raises_a_clear_type_error():
+    with pytest.raises(TypeError, match="sortable keys"):
+        tree_flatten({1: "a", "b": 2})

@@ -94,7 +94,11 @@ def _children(tree: Any) -> tuple[Any, Any, list[Any] | None]:
     if cls is tuple or cls is list:
         return cls, None, list(tree)
     if cls is dict:
-        keys = sorted(tree)
+        try:
+            keys = sorted(tree)
+        except TypeError:
+            raise TypeError(f"a dict in a pytree needs sortable keys (its leaves are ordered by "
+                            f"key), got keys {list(tree)!r}; use keys of one type") from None
         return dict, tuple(keys), [tree[k] for k in keys]
     if tree is None:
         return cls, None, []
@@ -109,7 +113,14 @@ def _children(tree: Any) -> tuple[Any, Any, list[Any] | None]:
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                  ) -> tuple[list[Any], TreeDef]:
-    """Leaves in a fixed order (dict keys sorted) and the tree's structure."""
+    """Leaves in a fixed order (dict keys sorted) and the tree's structure.
+
+    ``is_leaf(node) -> bool`` stops the descent at the nodes it accepts.
+
+    Example:
+        >>> tree_flatten([1, {"b": 2, "a": None}])
+        ([1, 2], [*, {'a': None, 'b': *}])
+    """
     leaves: list[Any] = []
     return leaves, _flatten(tree, leaves, is_leaf)
 
@@ -128,7 +139,16 @@ def _flatten(tree, leaves, is_leaf) -> TreeDef:
 
 
 def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
-    """Rebuild a tree of ``treedef``'s structure from ``leaves``."""
+    """Rebuild a tree of ``treedef``'s structure from ``leaves``.
+
+    Raises:
+        ValueError: there are too few or too many leaves.
+
+    Example:
+        >>> leaves, treedef = tree_flatten((1, [2, 3]))
+        >>> tree_unflatten(treedef, ["a", "b", "c"])
+        ('a', ['b', 'c'])
+    """
     it = iter(leaves)
     out = _unflatten(treedef, it)
     if next(it, _SENTINEL) is not _SENTINEL:
@@ -160,6 +180,12 @@ def _unflatten(treedef: TreeDef, it) -> Any:
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """The leaves of ``tree`` in flattening order.
+
+    Example:
+        >>> tree_leaves({"w": [1, 2], "b": 3})
+        [3, 1, 2]
+    """
     return tree_flatten(tree, is_leaf)[0]
 
 
@@ -202,5 +228,10 @@ def _paths(treedef: TreeDef, prefix: tuple) -> list[tuple]:
 
 
 def keystr(path: tuple[Any, ...]) -> str:
-    """A readable leaf path: ``x['w'][0]``-style suffix."""
+    """A readable leaf path: ``x['w'][0]``-style suffix.
+
+    Example:
+        >>> keystr(("w", 0))
+        "['w'][0]"
+    """
     return "".join(f"[{k!r}]" for k in path)

@@ -55,7 +55,13 @@ def array(obj, dtype=None, *, copy=True, **kwargs):
 
 
 def asarray(obj, dtype=None, *, copy=None, **kwargs):
-    """Like ``np.asarray``, keeping tracers traced (no copy unless ``copy=True``)."""
+    """Like ``np.asarray``, keeping tracers traced (no copy unless ``copy=True``).
+
+    Example:
+        >>> import advect as ad, numpy as np
+        >>> ad.grad(lambda x: ad.asarray([x[0], x[0] * x[1]]).sum())(np.array([2.0, 3.0]))
+        array([4., 2.])
+    """
     if not _contains_tracer(obj):
         return np.asarray(obj, dtype=dtype, copy=copy)
     out = _build(obj, dtype)
