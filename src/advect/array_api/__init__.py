@@ -101,9 +101,11 @@ def namespace_for(tracer, api_version=None) -> ArrayNamespace:
         1.0
     """
     xp = provider_of(tracer)
-    if api_version is None:  # a staging trace fixes the revision it compiles against
-        api_version = (getattr(tracer._trace, "array_api_version", None)
-                       or newest_revision((xp,)))
+    if api_version is None:
+        staged = getattr(tracer._trace, "array_api_version", None)
+        if staged is not None:  # the staging trace fixed (and checked) its revision
+            return namespace(xp, staged)
+        api_version = newest_revision((xp,))
     else:
         check_revision(api_version, (xp,))
     return namespace(xp, api_version)

@@ -60,16 +60,20 @@ class StagedProgram:
         [0.0, 0.0, 0.0]
     """
 
-    __slots__ = ("_graph", "_plan", "_in_def", "_specs", "_pos_specs", "_kw_specs", "_out_def",
-                 "_out_python", "_version", "_report", "_seconds", "_fast", "_name",
-                 "__weakref__")
+    __slots__ = ("_graph", "_plan", "_plans", "_provider", "_in_def", "_specs", "_pos_specs",
+                 "_kw_specs", "_out_def", "_out_python", "_version", "_report", "_seconds",
+                 "_fast", "_name", "__weakref__")
 
     def __init__(self, *, graph: Graph, in_def: TreeDef, specs: list, out_def: TreeDef,
                  out_python: list[bool], version: str, report: OptimizationReport,
                  seconds: float, name: str, xp=np):
+        # xp None: no recorded provider (derived and restored programs) -- NumPy's plan is
+        # built now, another provider's on its first call
         set_ = object.__setattr__
         set_(self, "_graph", graph)
-        set_(self, "_plan", Plan(graph, xp))
+        set_(self, "_provider", xp)
+        set_(self, "_plan", Plan(graph, np if xp is None else xp))
+        set_(self, "_plans", {id(self._plan.xp): self._plan})
         set_(self, "_in_def", in_def)
         set_(self, "_specs", list(specs))
         pos, kw = tree_unflatten(in_def, specs)
@@ -81,7 +85,7 @@ class StagedProgram:
         set_(self, "_report", report)
         set_(self, "_seconds", seconds)
         set_(self, "_name", name)
-        simple = (xp is np and not kw and all(
+        simple = (xp in (np, None) and not kw and all(
             isinstance(s, ArraySpec) and not s.weak and s.device is None for s in specs)
             and in_def.children[0] == tree_flatten(tuple(specs))[1])
         set_(self, "_fast", tuple((s.shape, s.dtype) for s in specs) if simple else None)
@@ -101,11 +105,18 @@ class StagedProgram:
                     break
             else:
                 return self._finish(self._plan.run(args))
-        operands = check_call(self._in_def, self._specs, args, kwargs, self._plan.xp)
+        operands = check_call(self._in_def, self._specs, args, kwargs, self._provider)
         for a in operands:
             if isinstance(a, Tracer):
                 return tree_unflatten(self._out_def, evaluate(self._graph, operands))
-        return self._finish(self._plan.run(operands))
+        return self._finish(self._plan_for(operands).run(operands))
+
+    def _plan_for(self, operands: list) -> Plan:
+        xp = namespace_of(operands)
+        plan = self._plans.get(id(xp))
+        if plan is None:  # a provider-neutral program replayed by another provider
+            plan = self._plans.setdefault(id(xp), Plan(self._graph, xp))
+        return plan
 
     def _finish(self, outs: list):
         python = self._out_python
@@ -193,7 +204,7 @@ class StagedProgram:
         return StagedProgram(graph=self._graph, in_def=self._in_def, specs=self._specs,
                              out_def=self._out_def, out_python=flags, version=self._version,
                              report=self._report, seconds=self._seconds, name=self._name,
-                             xp=self._plan.xp)
+                             xp=self._provider)
 
 
 # --- stage -----------------------------------------------------------------------------------
@@ -255,7 +266,7 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
         args, kwargs = tree_unflatten(in_def, leaves)
         return function(*args, **kwargs)
 
-    graph, out_def = trace_graph(call, in_avals, xp)
+    graph, out_def = trace_graph(call, in_avals, xp, array_api_version=version)
     validate(graph)
     graph, report = optimize(graph)
     graph = renumber(graph)

@@ -34,14 +34,16 @@ class AmbientRandomnessError(TracingError, RuntimeError):
 
 
 class StageTrace(Trace):
-    """Builds a :class:`Graph`. ``xp`` is the provider whose dtype objects tracers report."""
+    """Builds a :class:`Graph`. ``xp`` is the provider whose dtype objects tracers report;
+    ``array_api_version`` is the revision ``x.__array_namespace__()`` serves while staging."""
 
-    __slots__ = ("graph", "xp", "_captured")
+    __slots__ = ("graph", "xp", "array_api_version", "_captured")
 
-    def __init__(self, xp=np):
+    def __init__(self, xp=np, array_api_version=None):
         super().__init__()
         self.graph = Graph()
         self.xp = xp
+        self.array_api_version = array_api_version
         self._captured: dict[int, tuple[object, int]] = {}  # id(array) -> (array, value id)
 
     def new_input(self, aval: Aval) -> StageTracer:
@@ -196,12 +198,12 @@ def no_ambient_randomness() -> Iterator[None]:
 # --- tracing a function --------------------------------------------------------------------------
 
 def trace_graph(fn: Callable[[list], object], in_avals: list[Aval], xp=np,
-                read_only: bool = True) -> tuple[Graph, TreeDef]:
+                read_only: bool = True, array_api_version=None) -> tuple[Graph, TreeDef]:
     """Trace ``fn(tracers)`` once; returns the graph and the output tree structure.
 
     ``read_only`` marks the tracers as inputs, so writing into them raises ``MutationError``.
     """
-    trace = StageTrace(xp)
+    trace = StageTrace(xp, array_api_version)
     tracers = [trace.new_input(aval) for aval in in_avals]
     if not read_only:
         for t in tracers:
