@@ -232,3 +232,43 @@ def test_median_of_staged_like_values_uses_vector_q():
 
 def test_v_and_w_rows_use_distinct_values():
     assert len(set(V)) == V.size and len(set(W)) == W.size
+
+
+ALL_CASES = base.CASES + data.CASES + CASES
+# rows whose output is metadata (a staged program returns arrays and scalars only), or whose
+# traced bounds fix the output length
+NOT_STAGED = {"result_type", "min_scalar_type", "common_type", "arange_traced_start"}
+
+
+@pytest.mark.parametrize("case", [c for c in ALL_CASES if c.name not in NOT_STAGED],
+                         ids=lambda c: c.name)
+def test_staged_matches_numpy_or_refuses(case, monkeypatch):
+    """Rows stage and replay NumPy's answer, unless they call a dynamic-only function, which
+    then refuses with a TracingError while staging."""
+    import advect as ad
+    from advect.errors import TracingError
+
+    seen = set()
+    dispatch = _functions.array_function
+
+    def recording(func, types, args, kwargs, like=None):
+        seen.add(func)
+        return dispatch(func, types, args, kwargs, like)
+    monkeypatch.setattr(_functions, "array_function", recording)
+    diff = [i for i, a in enumerate(case.args) if isinstance(a, np.ndarray)
+            and a.dtype.kind in "fc"]
+
+    def function(*xs):
+        full = list(case.args)
+        for i, x in zip(diff, xs):
+            full[i] = x
+        return case.func(*full)
+    inputs = [case.args[i] for i in diff]
+    with np.errstate(all="ignore"):
+        try:
+            program = ad.stage(function, *inputs)
+        except TracingError:
+            assert seen & _functions.DYNAMIC_ONLY, f"{case.name} should have staged"
+            return
+        # (dynamic-only functions stage when their data-dependent argument is a constant)
+        base.assert_same(program(*inputs), case.func(*case.args), case.rtol)

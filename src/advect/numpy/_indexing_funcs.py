@@ -352,7 +352,7 @@ def _ix(*args):
     for k, a in enumerate(args):
         a = operand(a)
         if aval_of(a).dtype.kind == "b":
-            a = _flatnonzero(a)
+            a = np.flatnonzero(a)  # dynamic-only when the mask is traced
         shape = [1] * len(args)
         shape[k] = _shape(a)[0]
         out.append(_reshape(a, tuple(shape)))
