@@ -15,6 +15,7 @@ import numpy as np
 from .. import ops
 from ..core import Op
 from ..dtypes import Aval, aval_of, float_dtype, real_dtype
+from ..providers import numpy_dtype
 
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
@@ -34,6 +35,8 @@ def _fft_abstract(x, *, axes, inverse, norm):
 
 
 def _fft_impl(xp, x, *, axes, inverse, norm):
+    if xp is not np and numpy_dtype(x.dtype).kind != "c":  # the standard takes complex input only
+        x = xp.astype(x, getattr(xp, np.result_type(numpy_dtype(x.dtype), np.complex64).name))
     return (xp.fft.ifftn if inverse else xp.fft.fftn)(x, axes=axes, norm=norm)
 
 
