@@ -438,3 +438,38 @@ def test_assigning_and_combining_lists_of_tracers_stays_traced():
         return np.sum(y[:3] + [x[1], 0.0, 1.0])
 
     np.testing.assert_array_equal(ad.grad(f)(X), [2.0, 1.0, 1.0, 0, 0, 0])
+
+
+# --- reads: basic, advanced and boolean __getitem__ ------------------------------------------
+
+M = np.arange(1.0, 25.0).reshape(2, 3, 4) / 7
+
+
+@pytest.mark.parametrize("key", [
+    1, -1, (0, 2), slice(1, None), (slice(None), 1), (Ellipsis, 2), (None, 0), (0, None, 1),
+    (slice(None, None, -1), slice(0, 3, 2)), ([0, 1, 1],), ([1, 0], [2, 0]),
+    (slice(None), [0, 2, 2], slice(1, 3)), ([1, 0], slice(None), [3, 3]), np.array([[1], [0]]),
+    (Ellipsis, np.array([3, 0])), (1, [2, 0], [0, 3]), (M[:, :, 0] > 0.5,),
+    (slice(None), M[0, :, 0] > 0.3),
+], ids=repr)
+def test_getitem_matches_numpy_and_differentiates(key):
+    f = lambda m: m[key] * 2.0
+    np.testing.assert_array_equal(ad.jvp(f)(M, tangents=np.ones_like(M))[0], f(M))
+    check_grads(f, [M], order=2)
+
+
+def test_repeated_advanced_reads_accumulate_gradients():
+    g = ad.grad(lambda x: np.sum(x[[0, 0, 2, 0]] * np.array([1.0, 2.0, 3.0, 4.0])))(X)
+    np.testing.assert_array_equal(g, [7.0, 0.0, 3.0, 0, 0, 0])
+
+
+def test_boolean_mask_reads_are_dynamic_only():
+    with pytest.raises(ad.TracingError, match="boolean mask"):
+        ad.stage(lambda x: x[x > 2.0], X)
+
+
+def test_getitem_out_of_bounds_raises_index_error():
+    with pytest.raises(IndexError, match="out of bounds"):
+        ad.grad(lambda x: x[6])(X)
+    with pytest.raises(IndexError, match="too many indices"):
+        ad.grad(lambda x: np.sum(x[0, 0]))(X)
