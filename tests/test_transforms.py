@@ -271,6 +271,18 @@ def test_jacobian_block_shapes_with_pytrees_in_and_out():
     np.testing.assert_array_equal(J["total"]["b"], np.zeros((2, 3)))
 
 
+def test_jacobian_forward_mode_with_pytrees_in_and_out():
+    f = lambda p: (np.outer(p["u"], p["v"]), {"sq": p["u"] ** 2})  # 8 outputs, 3 inputs
+    u, v = np.array([1.0, 2.0]), 3.0
+    J = ad.jacobian(f)({"u": u, "v": v})
+    outer_v = np.zeros((2, 1, 2))
+    outer_v[0, 0, 0], outer_v[1, 0, 1] = v, v
+    np.testing.assert_array_equal(J[0]["u"], outer_v)
+    np.testing.assert_array_equal(J[0]["v"], u.reshape(2, 1))
+    np.testing.assert_array_equal(J[1]["sq"]["u"], np.diag(2 * u))
+    np.testing.assert_array_equal(J[1]["sq"]["v"], np.zeros(2))
+
+
 def test_jacobian_tuple_argnums_and_python_scalar_input():
     Jx, Jy = ad.jacobian(lambda x, y: x * y, (0, 1))(X, Y)
     np.testing.assert_array_equal(Jx, np.diag(Y))
