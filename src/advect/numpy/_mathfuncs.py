@@ -300,6 +300,8 @@ def _roots(p):
         companion = ops.concat(ops.expand_dims(row, axes=(0,)),
                                np.eye(n - 2, n - 1, dtype=aval_of(row).dtype), axis=0)
         found = np.linalg.eigvals(companion)
+        if aval_of(found).dtype.kind == "c" and not np.any(concrete(ops.imag(found), "np.roots")):
+            found = ops.real(found)  # NumPy's eigvals is real when every root is
     else:
         found = ops.zeros_like(p, shape=(0,))
     if trailing:
