@@ -130,3 +130,13 @@ def test_einsum_frontend_rejects_bad_subscripts():
         ad.grad(lambda x: np.einsum("i$j", x))(x)
     with pytest.raises(ValueError, match="2 operands"):
         ad.grad(lambda x: np.sum(np.einsum("ij->i", x, x)))(x)
+
+
+def test_einsum_out_writes_into_an_owned_traced_array():
+    a, b = _arrays((3, 4), (4, 2))
+
+    def f(a):
+        out = np.zeros_like(a, shape=(3, 2))
+        np.einsum("ij,jk->ik", a, b, out=out)
+        return np.sum(out ** 2)
+    np.testing.assert_allclose(ad.grad(f)(a), 2 * (a @ b) @ b.T, rtol=1e-12)

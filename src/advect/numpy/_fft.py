@@ -28,10 +28,12 @@ def _norm(norm):
     return norm
 
 
-def _no_out(name, out):
-    if out is not None:
-        raise TypeError(f"numpy.fft.{name}: out= is not supported on traced arrays; assign the "
-                        "result instead")
+def _written(out, value, name):
+    """``value``, or ``value`` written into ``out`` (an owned traced array) as NumPy does."""
+    if out is None:
+        return value
+    from ._mutation import assign_inplace
+    return assign_inplace(out, value, f"numpy.fft.{name}(out=...)")
 
 
 def _resize(x, axis, n):
@@ -102,74 +104,62 @@ def _one(n):
 
 @implements(np.fft.fft)
 def _fft(a, n=None, axis=-1, norm=None, out=None):
-    _no_out("fft", out)
-    return _complex_fft(a, _one(n), (axis,), norm, False)
+    return _written(out, _complex_fft(a, _one(n), (axis,), norm, False), "fft")
 
 
 @implements(np.fft.ifft)
 def _ifft(a, n=None, axis=-1, norm=None, out=None):
-    _no_out("ifft", out)
-    return _complex_fft(a, _one(n), (axis,), norm, True)
+    return _written(out, _complex_fft(a, _one(n), (axis,), norm, True), "ifft")
 
 
 @implements(np.fft.fft2)
 def _fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
-    _no_out("fft2", out)
-    return _complex_fft(a, s, axes, norm, False)
+    return _written(out, _complex_fft(a, s, axes, norm, False), "fft2")
 
 
 @implements(np.fft.ifft2)
 def _ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
-    _no_out("ifft2", out)
-    return _complex_fft(a, s, axes, norm, True)
+    return _written(out, _complex_fft(a, s, axes, norm, True), "ifft2")
 
 
 @implements(np.fft.fftn)
 def _fftn(a, s=None, axes=None, norm=None, out=None):
-    _no_out("fftn", out)
-    return _complex_fft(a, s, axes, norm, False)
+    return _written(out, _complex_fft(a, s, axes, norm, False), "fftn")
 
 
 @implements(np.fft.ifftn)
 def _ifftn(a, s=None, axes=None, norm=None, out=None):
-    _no_out("ifftn", out)
-    return _complex_fft(a, s, axes, norm, True)
+    return _written(out, _complex_fft(a, s, axes, norm, True), "ifftn")
 
 
 @implements(np.fft.rfft)
 def _rfft(a, n=None, axis=-1, norm=None, out=None):
-    _no_out("rfft", out)
-    return _real_fft(a, _one(n), (axis,), norm)
+    return _written(out, _real_fft(a, _one(n), (axis,), norm), "rfft")
 
 
 @implements(np.fft.rfft2)
 def _rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
-    _no_out("rfft2", out)
-    return _real_fft(a, s, axes, norm)
+    return _written(out, _real_fft(a, s, axes, norm), "rfft2")
 
 
 @implements(np.fft.rfftn)
 def _rfftn(a, s=None, axes=None, norm=None, out=None):
-    _no_out("rfftn", out)
-    return _real_fft(a, s, axes, norm)
+    return _written(out, _real_fft(a, s, axes, norm), "rfftn")
 
 
 @implements(np.fft.irfft)
 def _irfft(a, n=None, axis=-1, norm=None, out=None):
-    _no_out("irfft", out)
-    return _inverse_real_fft(a, _one(n), (axis,), norm)
+    return _written(out, _inverse_real_fft(a, _one(n), (axis,), norm), "irfft")
 
 
 @implements(np.fft.irfft2)
 def _irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
-    _no_out("irfft2", out)
-    return _inverse_real_fft(a, s, axes, norm)
+    return _written(out, _inverse_real_fft(a, s, axes, norm), "irfft2")
 
 
 @implements(np.fft.irfftn)
 def _irfftn(a, s=None, axes=None, norm=None, out=None):
-    _no_out("irfftn", out)
-    return _inverse_real_fft(a, s, axes, norm)
+    return _written(out, _inverse_real_fft(a, s, axes, norm), "irfftn")
 
 
 def _conj(x):
@@ -179,14 +169,13 @@ def _conj(x):
 @implements(np.fft.hfft)
 def _hfft(a, n=None, axis=-1, norm=None, out=None):
     """The real signal whose spectrum is Hermitian with half ``a``: irfft of the conjugate."""
-    _no_out("hfft", out)
-    return _inverse_real_fft(_conj(a), _one(n), (axis,), _SWAP[_norm(norm)])
+    value = _inverse_real_fft(_conj(a), _one(n), (axis,), _SWAP[_norm(norm)])
+    return _written(out, value, "hfft")
 
 
 @implements(np.fft.ihfft)
 def _ihfft(a, n=None, axis=-1, norm=None, out=None):
-    _no_out("ihfft", out)
-    return ops.conj(_real_fft(a, _one(n), (axis,), _SWAP[_norm(norm)]))
+    return _written(out, ops.conj(_real_fft(a, _one(n), (axis,), _SWAP[_norm(norm)])), "ihfft")
 
 
 def _shift(x, axes, sign):

@@ -100,9 +100,6 @@ def einsum_subscripts(subscripts: str, count: int) -> str:
 @implements(np.einsum)
 def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
     """np.einsum in the string form or the interleaved (operand, sublist, ...) form."""
-    if out is not None:
-        raise TypeError("numpy.einsum: out= is not supported on traced arrays; assign the "
-                        "result instead")
     if isinstance(operands[0], str):
         subscripts, arrays = operands[0], list(operands[1:])
     else:
@@ -116,7 +113,16 @@ def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting=
               for a in arrays]
     if dtype is not None:
         arrays = [ops.astype(a, dtype=np.dtype(dtype).name) for a in arrays]
-    return ops.einsum(*arrays, subscripts=einsum_subscripts(subscripts, len(arrays)))
+    result = ops.einsum(*arrays, subscripts=einsum_subscripts(subscripts, len(arrays)))
+    return _written(out, result, "numpy.einsum")
+
+
+def _written(out, value, name):
+    """``value``, or ``value`` written into ``out`` (an owned traced array) as NumPy does."""
+    if out is None:
+        return value
+    from ._mutation import assign_inplace
+    return assign_inplace(out, value, f"{name}(out=...)")
 
 
 # --- products ----------------------------------------------------------------------------------
@@ -189,8 +195,6 @@ def _trace(x, /, *, offset=0, dtype=None):
 
 @implements(np.linalg.multi_dot)
 def _multi_dot(arrays, *, out=None):
-    if out is not None:
-        raise TypeError("numpy.linalg.multi_dot: out= is not supported on traced arrays")
     arrays = list(arrays)
     if len(arrays) < 2:
         raise ValueError("numpy.linalg.multi_dot: expecting at least two arrays")
@@ -204,7 +208,7 @@ def _multi_dot(arrays, *, out=None):
         result = ops.squeeze(result, axes=(0,))
     if last:
         result = ops.squeeze(result, axes=(_ndim(result) - 1,))
-    return result
+    return _written(out, result, "numpy.linalg.multi_dot")
 
 
 def _chain_order(shapes):
