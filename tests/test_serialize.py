@@ -248,3 +248,22 @@ def test_fuzzed_payloads_raise_only_value_or_type_errors():
 @pytest.mark.slow
 def test_fuzzed_payloads_long_run():
     fuzz(20_000, seed=1)
+
+
+def test_restored_and_derived_programs_replay_on_another_provider():
+    strict = pytest.importorskip("array_api_strict")
+    x = strict.asarray([1.0, 2.0], dtype=strict.float32)
+    program = ad.stage(lambda v: v.__array_namespace__().sum(v * v), x)
+    restored = round_trip(program)
+    out = restored(x)
+    assert type(out) is type(x) and float(out) == 5.0
+    assert restored(np.array([1.0, 2.0], np.float32)) == 5.0
+    gradient = ad.grad(program)
+    np.testing.assert_array_equal(np.asarray(gradient(np.array([1.0, 2.0], np.float32))),
+                                  [2.0, 4.0])
+    assert type(gradient(x)) is type(x)
+    with pytest.raises(TypeError, match="array_api_strict"):
+        program(np.array([1.0, 2.0], np.float32))  # staged from strict examples: strict only
+    pair = round_trip(ad.stage(lambda a, b: a + b, np.ones(2), np.ones(2)))
+    with pytest.raises(TypeError, match="several array providers"):
+        pair(np.ones(2), strict.ones(2, dtype=strict.float64))

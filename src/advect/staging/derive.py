@@ -84,7 +84,8 @@ def _derive(program: StagedProgram, fn, kw: dict, python_flags: list[bool],
     ones when ``at_end``, else the first) come back as Python floats where ``python_flags``
     says their input was one."""
     pos, primal_kw = program.signature
-    derived = build_program(fn, pos, {**primal_kw, **kw}, program.array_api_version)
+    derived = build_program(fn, pos, {**primal_kw, **kw}, program.array_api_version,
+                            xp=None)
     flags = list(derived._out_python)
     n = len(python_flags)
     if n:

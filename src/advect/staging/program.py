@@ -255,7 +255,8 @@ def stage(function: Callable | None = None, *examples: Any, specs: tuple | None 
 
 def build_program(function: Callable, pos: tuple, kw: dict, version: str,
                   start: float | None = None, xp=np) -> StagedProgram:
-    """Trace ``function`` against spec trees ``pos`` / ``kw``, optimize, and plan."""
+    """Trace ``function`` against spec trees ``pos`` / ``kw``, optimize, and plan; ``xp`` is
+    the provider the program is for (None: none recorded, NumPy while tracing)."""
     start = time.perf_counter() if start is None else start
     specs, in_def = tree_flatten((tuple(pos), dict(kw)), is_leaf=is_spec)
     in_avals = [s.aval for s in specs if isinstance(s, ArraySpec)]
@@ -266,7 +267,8 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
         args, kwargs = tree_unflatten(in_def, leaves)
         return function(*args, **kwargs)
 
-    graph, out_def = trace_graph(call, in_avals, xp, array_api_version=version)
+    graph, out_def = trace_graph(call, in_avals, np if xp is None else xp,
+                                 array_api_version=version)
     validate(graph)
     graph, report = optimize(graph)
     graph = renumber(graph)

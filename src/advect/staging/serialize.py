@@ -288,7 +288,8 @@ def from_dict(payload) -> object:
     name = _expect(payload["name"], str, "name")
     return StagedProgram(graph=graph, in_def=in_def, specs=specs, out_def=out_def,
                          out_python=python, version=payload["array_api_version"],
-                         report=report, seconds=time.perf_counter() - start, name=name[:200])
+                         report=report, seconds=time.perf_counter() - start, name=name[:200],
+                         xp=None)
 
 
 def _check_envelope(payload) -> None:

@@ -279,7 +279,7 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
     if numpy_dtype(value.dtype) != spec.dtype:
         raise ValueError(f"{where}: expected {spec.describe()}, got dtype "
                          f"{numpy_dtype(value.dtype)}")
-    if namespace_of((value,)) is not xp:
+    if xp is not None and namespace_of((value,)) is not xp:
         raise TypeError(f"{where}: the program was staged for {getattr(xp, '__name__', xp)} "
                         f"arrays, got a {type(value).__name__}")
     if spec.device is not None and getattr(value, "device", None) != spec.device:
@@ -310,4 +310,10 @@ def check_call(in_def: TreeDef, specs: list, args: tuple, kwargs: dict, xp) -> l
         operand = check_leaf(spec, value, path, xp)
         if operand is not None:
             operands.append(operand)
+    if xp is None:  # any one provider
+        names = {getattr(namespace_of((a,)), "__name__", "?") for a in operands
+                 if not isinstance(a, Tracer | bool | int | float | complex)}
+        if len(names) > 1:
+            raise TypeError(f"the arguments come from several array providers ({sorted(names)}); "
+                            "convert them to one provider")
     return operands
