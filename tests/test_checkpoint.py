@@ -162,3 +162,28 @@ def test_peak_memory_is_well_under_the_plain_gradient():
     peaks = measure(size=20_000, layers=64, variants=(None, 1, 8))
     assert peaks[1] < 0.65 * peaks[None]
     assert peaks[8] < 0.3 * peaks[None]
+
+
+def test_complex_blocks_and_float32_precision():
+    block = ad.checkpoint(lambda z: np.exp(1j * z) * z)
+    z = np.array([0.3 + 0.1j, -0.5j])
+    check_grads(block, (z,), order=2)
+    check_grads(lambda z: np.sum(np.abs(block(z)) ** 2), (z,), order=2)
+    g = ad.grad(lambda x: np.sum(ad.checkpoint(layer)(x)))(X.astype(np.float32))
+    assert g.dtype == np.float32
+
+
+def test_array_api_provider_values_stay_with_their_provider():
+    xps = pytest.importorskip("array_api_strict")
+
+    def block(x):
+        xp = x.__array_namespace__()
+        return xp.sin(x) * 1.01 + 0.1 * xp.tanh(x)
+
+    def loss(x, step):
+        xp = x.__array_namespace__()
+        return xp.sum(step(step(x)) ** 2)
+    x = xps.asarray(X)
+    g = ad.grad(loss)(x, ad.checkpoint(block))
+    assert isinstance(g, type(x))
+    np.testing.assert_allclose(np.asarray(g), chain_gradient(X, 2), rtol=1e-13)

@@ -202,3 +202,17 @@ def test_a_residual_not_shaped_like_u_raises_value_error():
 def test_staging_a_root_raises_tracing_error():
     with pytest.raises(ad.TracingError, match="cannot be staged"):
         ad.stage(lambda p: cubic_root(p, initial=np.array(1.0)), np.array(0.7))
+
+
+def test_array_api_provider_root_and_gradient():
+    xps = pytest.importorskip("array_api_strict")
+
+    def solve(f, u):
+        return xps.asarray(np.cbrt(8.0 + 0.0 * np.asarray(u)))  # the exact root of u^3 - 8
+
+    root = ad.implicit_root(lambda u, p: u**3 - p, solve=solve,
+                            linear_solve=lambda matvec, b: b / matvec(xps.ones_like(b)))
+    p = xps.asarray(8.0)
+    g = ad.grad(lambda p: root(p, initial=xps.asarray(1.0)))(p)
+    assert isinstance(g, type(p))
+    np.testing.assert_allclose(np.asarray(g), 1 / 12, rtol=1e-14)  # d p^(1/3) / dp at 8

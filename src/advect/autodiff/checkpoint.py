@@ -29,11 +29,12 @@ from ..core import Op, Tracer
 from ..dtypes import Aval, aval_of
 from ..errors import EscapedTracerError, TracingError
 from ..numpy._methods import INPUT
+from ..providers import is_array
 from ..pytree import TreeDef, tree_flatten, tree_unflatten
 from .forward import JVPTrace, JVPTracer
 from .reverse import LinearTracer, backward, linearize_flat, lower
 
-__all__ = ["checkpoint", "jvp_flat", "vjp_flat", "innermost_trace"]
+__all__ = ["checkpoint", "jvp_flat", "vjp_flat", "innermost_trace", "is_array_leaf"]
 
 
 # --- running a flat function's JVP or VJP afresh ------------------------------------------------
@@ -54,10 +55,11 @@ def innermost_trace(leaves: Sequence[Any]):
 
 
 def _inputs(trace, primals, tangents):
-    """Forward-mode tracers for the inputs that carry a tangent; marked read-only."""
+    """Read-only forward-mode tracers for the array inputs (so that every array operand is
+    traced, even for providers whose operators refuse foreign operands); others pass as is."""
     inputs = []
     for p, t in zip(primals, tangents):
-        if t is None:
+        if t is None and not is_array_leaf(p):
             inputs.append(p)
         else:
             x = JVPTracer(trace, p, t)
@@ -178,12 +180,13 @@ checkpoint_jvp = Op(
 
 # --- the transform ------------------------------------------------------------------------------
 
-def _is_array(x) -> bool:
-    return isinstance(x, Tracer | np.ndarray | np.generic)
+def is_array_leaf(x) -> bool:
+    """Array leaves (of any provider, and traced ones) are a block's inputs; others are static."""
+    return isinstance(x, Tracer | np.generic) or is_array(x)
 
 
 def _inexact(x) -> bool:
-    return _is_array(x) and aval_of(x).dtype.kind in "fc"
+    return is_array_leaf(x) and aval_of(x).dtype.kind in "fc"
 
 
 def _readonly(x):
@@ -194,7 +197,7 @@ def _readonly(x):
 
 
 def _wrap(trace, value, tangent):
-    return JVPTracer(trace, value, tangent) if _is_array(value) else value
+    return JVPTracer(trace, value, tangent) if is_array_leaf(value) else value
 
 
 def _check_captured(trace, leaves, where):
@@ -294,8 +297,8 @@ def checkpoint(fun: Callable) -> Callable:
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         leaves, treedef = tree_flatten((args, kwargs))
-        dynamic = [i for i, leaf in enumerate(leaves) if _is_array(leaf)]
-        static = [None if _is_array(leaf) else leaf for leaf in leaves]  # the tape keeps these
+        dynamic = [i for i, leaf in enumerate(leaves) if is_array_leaf(leaf)]
+        static = [None if is_array_leaf(leaf) else leaf for leaf in leaves]  # the tape keeps these
 
         def flat(*xs):
             full = list(static)

@@ -18,21 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from .. import ops
 from ..core import Op, Tracer
 from ..dtypes import aval_of
 from ..errors import AdvectError, ImplicitSolveError, TracingError
+from ..providers import namespace_of
 from ..pytree import tree_flatten, tree_unflatten
-from .checkpoint import innermost_trace, jvp_flat, vjp_flat
+from .checkpoint import innermost_trace, is_array_leaf, jvp_flat, vjp_flat
 from .forward import JVPTrace, JVPTracer
 
 __all__ = ["implicit_root"]
 
 
-def _is_array(x) -> bool:
-    return isinstance(x, Tracer | np.ndarray | np.generic)
 
 
 def _concrete(x):
@@ -49,8 +46,8 @@ class _Problem:
     def __init__(self, callbacks: tuple, params: Any, initial: Any):
         self.residual, self.solve, self.linear_solve, self.transpose_solve = callbacks
         leaves, self.p_def = tree_flatten(params)
-        self.p_dynamic = [i for i, leaf in enumerate(leaves) if _is_array(leaf)]
-        self.p_static = [None if _is_array(leaf) else leaf for leaf in leaves]
+        self.p_dynamic = [i for i, leaf in enumerate(leaves) if is_array_leaf(leaf)]
+        self.p_static = [None if is_array_leaf(leaf) else leaf for leaf in leaves]
         u_leaves, self.u_def = tree_flatten(initial)
         self.u_avals = tuple(aval_of(u).update(weak=False) for u in u_leaves)
 
@@ -76,7 +73,9 @@ class _Problem:
 
     def jvp_u(self, u, p, v) -> list:
         """``A v`` (leaves); ``u``, ``p``, ``v`` may be traced."""
-        _, outs, ts = jvp_flat(lambda *us: self.residual_flat(us, p), u, v)
+        n_u = len(u)
+        _, outs, ts = jvp_flat(lambda *up: self.residual_flat(up[:n_u], up[n_u:]), [*u, *p],
+                               [*v, *(None for _ in p)])
         return [ops.zeros_like(o) if t is None else t for o, t in zip(outs, ts)]
 
     def vjp_u(self, u, p, w) -> list:
@@ -95,14 +94,16 @@ class _Problem:
             if isinstance(leaf, Tracer):
                 raise ImplicitSolveError(f"implicit_root: {name} returned a traced value; "
                                          "solver callbacks run on concrete values")
-            leaf = np.asarray(leaf)
-            if leaf.shape != aval.shape:
-                raise ImplicitSolveError(f"implicit_root: {name} returned shape {leaf.shape}, "
-                                         f"expected {aval.shape}")
-            if not np.all(np.isfinite(leaf)):
+            xp = namespace_of((leaf,))
+            leaf = xp.asarray(leaf)
+            if tuple(leaf.shape) != aval.shape:
+                raise ImplicitSolveError(f"implicit_root: {name} returned shape "
+                                         f"{tuple(leaf.shape)}, expected {aval.shape}")
+            if not bool(xp.all(xp.isfinite(leaf))):
                 raise ImplicitSolveError(f"implicit_root: {name} returned non-finite values "
                                          "(NaN or inf); the solver did not converge")
-            out.append(leaf.astype(aval.dtype, copy=False))
+            out.append(leaf if aval_of(leaf).dtype == aval.dtype else
+                       ops.astype(leaf, dtype=aval.dtype.name))
         return out
 
     def call(self, name: str, callback: Callable, *args) -> list:
@@ -193,7 +194,9 @@ def _root(problem: _Problem, p: list, initial: list) -> list:
     u = _root(problem, primals, initial)
     if all(t is None for t in tangents):
         return [JVPTracer(trace, x, None) for x in u]
-    _, r, r_dot = jvp_flat(lambda *ps: problem.residual_flat(u, ps), primals, tangents)
+    n_u = len(u)
+    _, r, r_dot = jvp_flat(lambda *up: problem.residual_flat(up[:n_u], up[n_u:]),
+                           [*u, *primals], [*(None for _ in u), *tangents])
     if all(t is None for t in r_dot):
         return [JVPTracer(trace, x, None) for x in u]
     b = [ops.zeros_like(o) if t is None else ops.negative(t) for o, t in zip(r, r_dot)]
