@@ -152,6 +152,20 @@ def test_newton_solution_and_jacobian_match_the_closed_form():
     np.testing.assert_allclose(jac, expected, rtol=1e-11, atol=1e-14)
 
 
+def test_forward_mode_jacobian_and_linear_map_reuse():
+    u = newton_root(P, initial=np.zeros(10))
+    expected = np.linalg.solve(B0 + np.diag(0.3 * u ** 2), P)  # du/ds for p = s P at s = 1
+
+    def scaled(s):
+        return newton_root(s * P, initial=np.zeros(10))
+    np.testing.assert_allclose(ad.jacobian(scaled)(1.0), expected, rtol=1e-11)  # 1 in, 10 out
+    value, lm = ad.linearize(scaled, np.array(1.0))
+    with lm:
+        np.testing.assert_allclose(lm(np.array(2.0)), 2 * expected, rtol=1e-11)
+        np.testing.assert_allclose(lm.pullback(np.ones(10)), np.sum(expected), rtol=1e-11)
+        np.testing.assert_allclose(lm.pullback(P), P @ expected, rtol=1e-11)
+
+
 def test_newton_root_derivative_laws_to_second_order_with_concrete_callbacks():
     seen = []
     root = ad.implicit_root(coupled, solve=concrete_only(newton, seen),
