@@ -165,12 +165,14 @@ def _count(shape, axes):
     return math.prod(shape[a] for a in axes)
 
 
-def count_where(a, axes, keepdims, where=True):
-    """How many elements each reduction over ``axes`` sees (an array when masked)."""
+def count_where(a, axes, keepdims, where=True, dtype="int64"):
+    """How many elements each reduction over ``axes`` sees: a Python int, or an array of
+    ``dtype`` when masked (the dtype of the sums it divides, so float32 stays float32)."""
     if where is True:
         return _count(_shape(a), axes)
     mask = ops.broadcast_to(where, shape=_shape(a)) if _shape(where) != _shape(a) else where
-    return ops.reduce_sum(ops.astype(mask, dtype="int64"), axes=axes, keepdims=bool(keepdims))
+    return ops.reduce_sum(ops.astype(mask, dtype=np.dtype(dtype).name), axes=axes,
+                          keepdims=bool(keepdims))
 
 
 @implements(np.mean)
@@ -180,7 +182,7 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         dtype = np.float64
     axes = normalize_axes(axis, len(_shape(a)))
     total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
-    return ops.divide(total, count_where(a, axes, keepdims, where))
+    return ops.divide(total, count_where(a, axes, keepdims, where, _real_of(total)))
 
 
 @implements(np.var)
@@ -197,8 +199,15 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tr
     sq = ops.real(ops.multiply(dev, ops.conj(dev))) if aval_of(dev).dtype.kind == "c" \
         else ops.square(dev)
     total = reduction(ops.reduce_sum, sq, axes, keepdims, None, where)
-    return ops.divide(total, ops.maximum(
-        ops.subtract(count_where(a, axes, keepdims, where), ddof), 0))
+    count = count_where(a, axes, keepdims, where, _real_of(total))
+    if isinstance(count, int):  # Python arithmetic keeps the divisor weak
+        return ops.divide(total, max(count - ddof, 0))
+    return ops.divide(total, ops.maximum(ops.subtract(count, ddof), 0))
+
+
+def _real_of(x):
+    dtype = aval_of(x).dtype
+    return np.empty(0, dtype).real.dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 
 @implements(np.std)
@@ -410,17 +419,17 @@ def _copy(a, order="K", subok=False):
     return owned_copy(a)
 
 
-@implements(np.zeros_like)
+@implements(np.zeros_like, nondiff=True)
 def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     return _full_like(a, 0, dtype, shape=shape)
 
 
-@implements(np.ones_like)
+@implements(np.ones_like, nondiff=True)
 def _ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     return _full_like(a, 1, dtype, shape=shape)
 
 
-@implements(np.empty_like)
+@implements(np.empty_like, nondiff=True)
 def _empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     return _full_like(a, 0, dtype, shape=shape)
 
