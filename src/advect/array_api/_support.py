@@ -30,14 +30,24 @@ INDEX_VALUED = frozenset({"argmax", "argmin", "argsort", "searchsorted", "count_
 
 
 class SupportRow(NamedTuple):
-    """One Array API function: where it appears and which lifetimes serve it."""
+    """One Array API function: where it appears and which lifetimes serve it.
 
-    name: str             # qualified: "sin", "linalg.solve", "fft.rfft"
-    introduced: str       # the first revision that names it
-    kind: str             # "traced", "constant" (provider call) or "metadata"
-    dynamic: bool         # works on tracers in dynamic transforms
-    staged: bool          # works while staging
-    differentiable: bool  # has derivative rules (False: zero derivative or no rule)
+    ``derivative`` is ``"rules"`` (derivative rules carry tangents through it), ``"zero"``
+    (index-, boolean- or shape-valued: zero by definition, so transforms pass zeros through),
+    ``"n/a"`` (takes no arrays, or answers metadata) or ``"missing"`` (an op lacks its rule).
+    """
+
+    name: str        # qualified: "sin", "linalg.solve", "fft.rfft"
+    introduced: str  # the first revision that names it
+    kind: str        # "traced", "constant" (provider call) or "metadata"
+    dynamic: bool    # works on tracers in dynamic transforms
+    staged: bool     # works while staging
+    derivative: str  # "rules", "zero", "n/a" or "missing"
+
+    @property
+    def differentiable(self) -> bool:
+        """Whether differentiating through it works (with a nonzero or a zero derivative)."""
+        return self.derivative in ("rules", "zero")
 
 
 def _ops_present(name: str) -> bool:
@@ -45,13 +55,14 @@ def _ops_present(name: str) -> bool:
     return all(op in ops.REGISTRY for op in NEEDS.get(name, ()))
 
 
-def _differentiable(name: str) -> bool:
+def _derivative(name: str) -> str:
     from ._tables import ELEMENTWISE, NEEDS
-    if name in INDEX_VALUED:
-        return False
-    if name in ELEMENTWISE:
-        return not ops.REGISTRY[name].nondiff
-    return all(ops.REGISTRY[op].jvp is not None for op in NEEDS.get(name, ()))
+    if name in INDEX_VALUED or (name in ELEMENTWISE and ops.REGISTRY[name].nondiff):
+        return "zero"
+    if all(ops.REGISTRY[op].jvp is not None or ops.REGISTRY[op].nondiff
+           for op in NEEDS.get(name, ())):
+        return "rules"
+    return "missing"
 
 
 def support_table(revision: str = _revisions.REVISIONS[-1]) -> tuple[SupportRow, ...]:
@@ -59,8 +70,10 @@ def support_table(revision: str = _revisions.REVISIONS[-1]) -> tuple[SupportRow,
 
     Example:
         >>> rows = {row.name: row for row in support_table("2024.12")}
-        >>> rows["sin"].dynamic, rows["sin"].staged, rows["sin"].differentiable
-        (True, True, True)
+        >>> rows["sin"].dynamic, rows["sin"].staged, rows["sin"].derivative
+        (True, True, 'rules')
+        >>> rows["floor"].derivative, rows["arange"].derivative
+        ('zero', 'n/a')
         >>> rows["unique_values"].staged
         False
     """
@@ -76,13 +89,13 @@ def support_table(revision: str = _revisions.REVISIONS[-1]) -> tuple[SupportRow,
             introduced = _revisions.introduced_in(name, ext)
             if qualname in PROVIDER_CALLS or qualname in METADATA:
                 kind = "constant" if qualname in PROVIDER_CALLS else "metadata"
-                rows.append(SupportRow(qualname, introduced, kind, True, True, False))
+                rows.append(SupportRow(qualname, introduced, kind, True, True, "n/a"))
                 continue
             dynamic = qualname in TRANSLATIONS and _ops_present(qualname)
             rows.append(SupportRow(
                 qualname, introduced, "traced", dynamic,
                 dynamic and qualname not in DATA_DEPENDENT,
-                dynamic and _differentiable(qualname)))
+                _derivative(qualname) if dynamic else "missing"))
     return tuple(rows)
 
 
@@ -98,20 +111,24 @@ def support_markdown() -> str:
              "`python -c \"import advect.array_api as a; print(a.support_markdown(), end='')\" "
              "> docs/compatibility/array_api.md`.", "",
              "A function is *dynamic* when it works on traced arrays inside `grad`, `vjp`, "
-             "`jvp` and friends, *staged* when it works inside `advect.stage`, and "
-             "*differentiable* when derivatives flow through it (index- and boolean-valued "
-             "results have zero derivative by definition). *Constant* functions take no arrays "
-             "and run on the provider; *metadata* functions answer from shapes and dtypes.", "",
-             "| revision | functions | dynamic | staged | differentiable |",
+             "`jvp` and friends, and *staged* when it works inside `advect.stage`. Its "
+             "*derivative* is `rules` when derivative rules carry tangents through it, `zero` "
+             "when its result is index-, boolean- or step-valued (transforms pass zeros), "
+             "`n/a` for *constant* functions (they take no arrays and run on the provider) and "
+             "*metadata* functions (answered from shapes and dtypes), and `missing` where an "
+             "operation lacks its rule.", "",
+             "| revision | functions | dynamic | staged | differentiable (rules + zero) |",
              "| --- | --- | --- | --- | --- |"]
     for revision in _revisions.REVISIONS:
         rows = support_table(revision)
+        rules = sum(r.derivative == "rules" for r in rows)
+        zero = sum(r.derivative == "zero" for r in rows)
         lines.append(f"| {revision} | {len(rows)} | {sum(r.dynamic for r in rows)} | "
-                     f"{sum(r.staged for r in rows)} | {sum(r.differentiable for r in rows)} |")
-    lines += ["", "| function | since | kind | dynamic | staged | differentiable |",
+                     f"{sum(r.staged for r in rows)} | {rules + zero} ({rules} + {zero}) |")
+    lines += ["", "| function | since | kind | dynamic | staged | derivative |",
               "| --- | --- | --- | --- | --- | --- |"]
     mark = {True: "yes", False: "no"}
     for r in support_table():
         lines.append(f"| `{r.name}` | {r.introduced} | {r.kind} | {mark[r.dynamic]} | "
-                     f"{mark[r.staged]} | {mark[r.differentiable]} |")
+                     f"{mark[r.staged]} | {r.derivative} |")
     return "\n".join(lines) + "\n"
