@@ -303,6 +303,15 @@ def test_grad_of_determinant_at_a_singular_matrix_is_the_cofactor_matrix():
                            for j in range(3)] for i in range(3)])
     np.testing.assert_allclose(ad.grad(LA.det)(a), cofactors, atol=1e-12)
     check_grads(LA.det, (a,), order=2)
+    exact = np.array([[1.0, 2.0], [2.0, 4.0]])  # a zero pivot: no inverse at all
+    np.testing.assert_allclose(ad.grad(LA.det)(exact), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+
+
+def test_hessian_of_determinant_at_the_identity():
+    # det = a00 a11 - a01 a10 for 2 x 2: repeated singular values must not break second order
+    hessian = ad.hessian(LA.det)(np.eye(2)).reshape(4, 4)
+    np.testing.assert_allclose(hessian, np.fliplr(np.diag([1.0, -1.0, -1.0, 1.0])), atol=1e-12)
+    check_grads(LA.det, (np.eye(3),), order=2)
 
 
 def _has_named_tuple(tree):

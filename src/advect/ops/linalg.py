@@ -270,10 +270,9 @@ triangular_solve = Op("triangular_solve", attrs=("lower",), abstract=_solve_abst
                       transpose=_triangular_solve_transpose)
 
 
-def _det_jvp(primals, tangents, out):
-    # d det = tr(adj(a) da), with the adjugate from the SVD a = U S V^H, finite where a is
-    # singular: adj(a) = det(U) det(V^H) V diag(prod_{j != i} s_j) U^H
-    (a,), (da,) = primals, tangents
+def _svd_adjugate(a):
+    """adj(a) = det(U) det(V^H) V diag(prod_{j != i} s_j) U^H from a = U S V^H: finite also
+    where ``a`` is singular."""
     u, s, vh = svd(a, full_matrices=False)
     nd, n = aval_of(s).ndim, aval_of(s).shape[-1]
     eye = ops.equal(ops.iota_like(a, shape=(n, n), axis=0), ops.iota_like(a, shape=(n, n), axis=1))
@@ -281,7 +280,31 @@ def _det_jvp(primals, tangents, out):
                              axes=(nd,), keepdims=False)
     phase = ops.multiply(slogdet(u)[0], slogdet(vh)[0])  # unit modulus: the signs suffice
     adj = matmul(ops.multiply(_mH(vh), ops.expand_dims(others, axes=(nd - 1,))), _mH(u))
-    adj = ops.multiply(adj, ops.expand_dims(phase, axes=(nd - 1, nd)))
+    return ops.multiply(adj, ops.expand_dims(phase, axes=(nd - 1, nd)))
+
+
+def _det_jvp(primals, tangents, out):
+    # d det = tr(adj(a) da) with adj(a) = det(a) inv(a) where a is well conditioned (|det| not
+    # tiny against Hadamard's bound prod_j |a_j|), and from the SVD elsewhere, singular a
+    # included. Each branch runs on a stand-in where it is not selected (the identity, a matrix
+    # with distinct singular values), so neither leaks inf or nan into the other's derivatives.
+    (a,), (da,) = primals, tangents
+    nd, n = aval_of(a).ndim, aval_of(a).shape[-1]
+    dtype = _mask_dtype(a)
+    rows, cols = ops.iota_like(a, shape=(n, n), axis=0), ops.iota_like(a, shape=(n, n), axis=1)
+    eye = ops.equal(rows, cols)
+    magnitude = ops.abs(a)
+    column_norms = ops.sqrt(ops.reduce_sum(ops.multiply(magnitude, magnitude), axes=(nd - 2,),
+                                           keepdims=False))
+    bound = ops.reduce_prod(column_norms, axes=(nd - 2,), keepdims=False)
+    ratio = ops.divide(ops.abs(out), ops.where(ops.equal(bound, 0), 1.0, bound))
+    tame = ops.expand_dims(ops.greater(ratio, float(np.finfo(dtype).eps) ** 0.5),
+                           axes=(nd - 2, nd - 1))
+    by_inverse = ops.multiply(ops.expand_dims(out, axes=(nd - 2, nd - 1)),
+                              inv(ops.where(tame, a, ops.astype(eye, dtype=dtype))))
+    spread = ops.astype(ops.where(eye, ops.add(rows, 1), 0), dtype=dtype)
+    by_svd = _svd_adjugate(ops.where(tame, spread, a))
+    adj = ops.where(tame, by_inverse, by_svd)
     return fit(einsum(adj, da, subscripts="...ij,...ji->..."), aval_of(out))
 
 
