@@ -17,7 +17,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..numpy._mutation import INPUT
-from ..pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
+from ..pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from .maps import LinearMap, Pullback, tangent_leaves, zero_tangent
 from .reverse import backward, forward, linearize_flat, lower, ones_like_scalar
 
@@ -60,6 +60,11 @@ class _Selection:
         self.python_scalar: list[bool] = []
         for kind, key in self.slots:
             value = self.args[key] if kind == "pos" else self.kwargs[key]
+            if type(value) is np.ndarray and value.dtype.kind in "fc":  # the common case
+                self.treedefs.append(LEAF)
+                self.python_scalar.append(False)
+                self.primals.append(value)
+                continue
             leaves, treedef = tree_flatten(value)
             self.treedefs.append(treedef)
             for leaf in leaves:
@@ -72,7 +77,8 @@ class _Selection:
             args, kwargs = list(self.args), dict(self.kwargs)
             start = 0
             for (kind, key), treedef in zip(self.slots, self.treedefs):
-                part = tree_unflatten(treedef, leaves[start:start + treedef.num_leaves])
+                part = leaves[start] if treedef is LEAF else tree_unflatten(
+                    treedef, leaves[start:start + treedef.num_leaves])
                 start += treedef.num_leaves
                 if kind == "pos":
                     args[key] = part
@@ -83,11 +89,13 @@ class _Selection:
 
     def unflatten(self, flat: list) -> Any:
         """Per-input results, in the gradient structure the selection asks for."""
-        flat = [float(g) if scalar and not isinstance(g, Tracer) and np.ndim(g) == 0 else g
-                for g, scalar in zip(flat, self.python_scalar)]
+        if any(self.python_scalar):
+            flat = [float(g) if scalar and not isinstance(g, Tracer) and np.ndim(g) == 0 else g
+                    for g, scalar in zip(flat, self.python_scalar)]
         parts, start = [], 0
         for treedef in self.treedefs:
-            parts.append(tree_unflatten(treedef, flat[start:start + treedef.num_leaves]))
+            parts.append(flat[start] if treedef is LEAF else tree_unflatten(
+                treedef, flat[start:start + treedef.num_leaves]))
             start += treedef.num_leaves
         positional = parts[:len(self.nums)]
         named = dict(zip(self.names, parts[len(self.nums):]))
