@@ -266,3 +266,19 @@ def test_staged_matches_numpy_or_refuses(case, monkeypatch):
             return
         # (dynamic-only functions stage when their data-dependent argument is a constant)
         base.assert_same(program(*inputs), case.func(*case.args), case.rtol)
+
+
+def _float32(args):
+    return tuple(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float64
+                 else a for a in args)
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=lambda c: c.name)
+def test_float32_rows_match_numpy_dtypes(case):
+    """The same rows in float32: values and NumPy's result dtypes (float32 stays float32 where
+    NumPy keeps it, and widens where NumPy widens)."""
+    args = _float32(case.args)
+    with np.errstate(all="ignore"):
+        want = case.func(*args)
+        got = traced_value(case.func, args)
+    base.assert_same(got, want, 1e-4)

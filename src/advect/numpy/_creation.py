@@ -112,8 +112,18 @@ def _arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, 
     return astype(ops.add(start, ops.multiply(np.arange(n), step)), dtype)
 
 
+def _endpoint(v):
+    """An endpoint as an array or tracer; Python scalars stay weak (NEP 50)."""
+    return v if isinstance(v, int | float | complex) else operand(v)
+
+
 def _float_dtype(*values):
-    return np.result_type(*(aval_of(operand(v)).dtype for v in values), float)
+    return np.result_type(*(v if isinstance(v, int | float | complex) else aval_of(v).dtype
+                            for v in values), 0.0)
+
+
+def _cast(v, dtype):
+    return np.asarray(v, dtype=dtype) if isinstance(v, int | float | complex) else astype(v, dtype)
 
 
 @implements(np.linspace)
@@ -122,9 +132,9 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
     num = int(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    start, stop = operand(start), operand(stop)
+    start, stop = _endpoint(start), _endpoint(stop)
     dt = _float_dtype(start, stop)
-    start, stop = astype(start, dt), astype(stop, dt)
+    start, stop = _cast(start, dt), _cast(stop, dt)
     div = num - 1 if endpoint else num
     delta = ops.subtract(stop, start)
     extra = len(np.broadcast_shapes(_shape(start), _shape(stop)))
@@ -157,7 +167,7 @@ def _geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     if aval_of(start).dtype.kind == "c" or aval_of(stop).dtype.kind == "c":
         raise TypeError("np.geomspace with complex endpoints is not supported on traced "
                         "arrays; use np.exp(np.linspace(np.log(a), np.log(b), n))")
-    dt = _float_dtype(start, stop)
+    dt = np.result_type(_float_dtype(start, stop), np.float64)  # as NumPy's geomspace
     start, stop = astype(start, dt), astype(stop, dt)
     sign = ops.sign(start)
     logs = _linspace(ops.log10(ops.abs(start)), ops.log10(ops.abs(stop)), num=num,

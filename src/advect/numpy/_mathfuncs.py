@@ -106,8 +106,8 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
         fp = ops.concat(slice_along(fp, n - 1, n, 0), fp, slice_along(fp, 0, 1, 0), axis=0)
         left = right = None
     n = _shape(xp)[0]
-    if _kind(fp) not in "fc":
-        fp = astype(fp, np.float64)
+    fp = astype(fp, np.complex128 if _kind(fp) == "c" else np.float64)  # as NumPy's interp
+    x, xp = astype(x, np.float64), astype(xp, np.float64)
     if n == 1:
         lo_i = hi_i = np.zeros((), np.int64)
     else:
@@ -277,7 +277,7 @@ def _poly(seq_of_zeros):
         zeros = np.linalg.eigvals(zeros)
     elif _ndim(zeros) != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
-    coeffs = np.ones(1, dtype=np.result_type(aval_of(zeros).dtype, np.float64))
+    coeffs = np.ones(1, dtype=aval_of(zeros).dtype)
     for i in range(_shape(zeros)[0]):
         z = ops.reshape(ops.gather(zeros, index=(i,)), shape=(1,))
         coeffs = _convolve(coeffs, ops.concat(ops.full_like(z, fill_value=1), ops.negative(z),
@@ -331,6 +331,7 @@ def _vander(x, N=None, increasing=False):
     x = operand(x)
     if _ndim(x) != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
+    x = astype(x, np.promote_types(aval_of(x).dtype, np.int64))  # NumPy's vander dtype
     n = _shape(x)[0] if N is None else int(N)
     if n == 0:
         return ops.zeros_like(x, shape=(_shape(x)[0], 0))
@@ -379,9 +380,10 @@ def _nan_to_num_real(x, nan, posinf, neginf):
     info = np.finfo(aval_of(x).dtype)
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
+    # one where per replacement: a where of two Python scalars would compute in float64
     x = ops.where(ops.isnan(x), nan, x)
-    inf = ops.isinf(x)
-    return ops.where(inf, ops.where(ops.signbit(x), neginf, posinf), x)
+    x = ops.where(ops.logical_and(ops.isinf(x), ops.signbit(x)), neginf, x)
+    return ops.where(ops.isinf(x), posinf, x)
 
 
 @implements(np.nan_to_num)

@@ -48,12 +48,15 @@ def _check_q(q, name):
             raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]")
 
 
-def _quantile(a, q, axis, method, keepdims, name, skip_nan=False):
+def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
     if method not in _CONTINUOUS and method not in _DISCRETE:
         raise ValueError(f"numpy.{name}: method {method!r} is not supported on traced arrays; "
                          f"use one of {sorted(_CONTINUOUS) + list(_DISCRETE)}")
+    strong_q = not isinstance(q, int | float)  # a Python scalar q does not widen the result
     a, q = operand(a), operand(q)
-    _check_q(q, name)
+    if not isinstance(q, Tracer):
+        q = np.asarray(q) / scale
+        _check_q(q, name)
     nd = len(_shape(a))
     axes = normalize_axes(axis, nd)
     keep = [d for d in range(nd) if d not in axes]
@@ -63,12 +66,16 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False):
         a = astype(a, np.float64)
     flat = _reshape(_transpose(a, keep + list(axes)), lead + (m,))
     data = _sort(flat, -1)  # NaNs sort last
+    dtype = aval_of(data).dtype
+    picks = method in ("lower", "higher", "nearest")  # values taken, not interpolated
+    out_dtype = np.result_type(dtype, aval_of(q).dtype) if strong_q and not picks else dtype
     q_shape = _shape(q)
-    qv = _reshape(astype(q, aval_of(data).dtype) if isinstance(q, Tracer) else q, (1,) * len(
-        lead) + (-1,))
+    qv = astype(q, dtype)
+    if isinstance(q, Tracer) and scale != 1:
+        qv = ops.divide(qv, scale)
+    qv = _reshape(qv, (1,) * len(lead) + (-1,))
     if skip_nan:
-        n = reduction(ops.reduce_sum, astype(ops.logical_not(ops.isnan(flat)), np.int64), -1,
-                      True)
+        n = reduction(ops.reduce_sum, astype(ops.logical_not(ops.isnan(flat)), dtype), -1, True)
         last = ops.subtract(n, 1)
     else:
         n, last = m, m - 1
@@ -103,7 +110,8 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False):
     out = _transpose(out, [len(lead)] + list(range(len(lead))))
     if keepdims:
         lead = tuple(1 if d in axes else n_ for d, n_ in enumerate(_shape(a)))
-    return _reshape(out, q_shape + lead) if (k, *lead) != q_shape + lead else out
+    out = _reshape(out, q_shape + lead) if (k, *lead) != q_shape + lead else out
+    return astype(out, out_dtype)
 
 
 @implements(np.quantile)
@@ -117,8 +125,7 @@ def _quantile_function(a, q, axis=None, out=None, overwrite_input=False, method=
 def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, weights=None, interpolation=None):
     _no_extras("percentile", out, weights)
-    return _quantile(a, ops.divide(operand(q), 100), axis, interpolation or method, keepdims,
-                     "percentile")
+    return _quantile(a, q, axis, interpolation or method, keepdims, "percentile", scale=100)
 
 
 @implements(np.median)
@@ -138,8 +145,8 @@ def _nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linea
 def _nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                    keepdims=False, *, weights=None, interpolation=None):
     _no_extras("nanpercentile", out, weights)
-    return _quantile(a, ops.divide(operand(q), 100), axis, interpolation or method, keepdims,
-                     "nanpercentile", True)
+    return _quantile(a, q, axis, interpolation or method, keepdims, "nanpercentile", True,
+                     scale=100)
 
 
 @implements(np.nanmedian)
@@ -158,7 +165,7 @@ def _no_extras(name, out, weights):
 
 # --- histograms ------------------------------------------------------------------------------
 
-def _bin_edges(a, bins, range_):
+def _bin_edges(a, bins, range_, dtype=None):
     if isinstance(bins, str):
         value = concrete(a, f"np.histogram with bins={bins!r} (the bins depend on data)")
         return np.histogram_bin_edges(value, bins, range_)
@@ -172,7 +179,9 @@ def _bin_edges(a, bins, range_):
         same = ops.equal(lo, hi)
         lo, hi = ops.where(same, ops.subtract(lo, 0.5), lo), ops.where(same, ops.add(hi, 0.5),
                                                                           hi)
-    lo, hi = astype(operand(lo), np.float64), astype(operand(hi), np.float64)
+    if dtype is None:  # NumPy's edges follow the data's float type
+        dtype = np.result_type(aval_of(a).dtype, 0.0)
+    lo, hi = astype(operand(lo), dtype), astype(operand(hi), dtype)
     return _linspace(lo, hi, int(bins) + 1)  # endpoints exact, so extremes fall inside
 
 
@@ -223,7 +232,7 @@ def _bincount(x, weights=None, minlength=0):
         ones = ops.full_like(x, fill_value=1, dtype="int64")
         return ops.scatter_add(ops.zeros_like(ones, shape=(length,)), ones, x, index=("array",))
     w = operand(weights)
-    w = w if aval_of(w).dtype.kind in "fc" else astype(w, np.float64)
+    w = astype(w, np.complex128 if aval_of(w).dtype.kind == "c" else np.float64)  # as NumPy
     return ops.scatter_add(ops.zeros_like(w, shape=(length,)), w, x, index=("array",))
 
 
@@ -241,13 +250,14 @@ def _histogramdd(sample, bins=10, range=None, density=None, weights=None):
     hits, edges = None, []
     for d in builtins.range(dims):  # the parameter `range` shadows the builtin
         column = ops.gather(sample, index=((0, n, 1), d))
-        e = _bin_edges(column, bins[d], ranges[d])
+        e = _bin_edges(column, bins[d], ranges[d], None if ranges[d] is None else np.float64)
         edges.append(e)
         onehot = _bin_onehot(column, e)
         hits = onehot if hits is None else ops.logical_and(
             ops.expand_dims(hits, axes=(d + 1,)),
             _reshape(onehot, (n,) + (1,) * d + (_shape(onehot)[1],)))
-    w = 1.0 if weights is None else _reshape(operand(weights), (n,) + (1,) * dims)
+    w = 1.0 if weights is None else _reshape(astype(operand(weights), np.float64),
+                                             (n,) + (1,) * dims)
     counts = reduction(ops.reduce_sum, ops.where(hits, w, 0.0), 0, False)
     if density:
         volume = None

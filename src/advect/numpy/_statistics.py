@@ -159,6 +159,22 @@ def _along(v, axis, ndim):
     return _reshape(v, tuple(shape))
 
 
+def _uniform_gradient(at, n, h, axis, edge_order):
+    twice = 2.0 * h if isinstance(h, int | float) else ops.multiply(h, 2.0)
+    interior = ops.divide(ops.subtract(at(2, n), at(0, n - 2)), twice)
+    if edge_order == 1:
+        first = ops.divide(ops.subtract(at(1, 2), at(0, 1)), h)
+        last = ops.divide(ops.subtract(at(n - 1, n), at(n - 2, n - 1)), h)
+    else:
+        first = ops.divide(ops.add(ops.add(ops.multiply(at(0, 1), -1.5),
+                                           ops.multiply(at(1, 2), 2.0)),
+                                   ops.multiply(at(2, 3), -0.5)), h)
+        last = ops.divide(ops.add(ops.add(ops.multiply(at(n - 3, n - 2), 0.5),
+                                          ops.multiply(at(n - 2, n - 1), -2.0)),
+                                  ops.multiply(at(n - 1, n), 1.5)), h)
+    return ops.concat(first, interior, last, axis=axis)
+
+
 def _gradient_axis(f, h, axis, edge_order):
     n = _shape(f)[axis]
     if n < edge_order + 1:
@@ -168,15 +184,16 @@ def _gradient_axis(f, h, axis, edge_order):
 
     def at(lo, hi):
         return slice_along(f, lo, hi, axis)
-    if isinstance(h, Tracer | np.ndarray) and _ndim(h) == 1:  # coordinates
-        dx = _diff(h)
-        d1, d2 = slice_along(dx, 0, n - 2, 0), slice_along(dx, 1, n - 1, 0)
-        dx_first, dx_last = slice_along(dx, 0, 1, 0), slice_along(dx, n - 2, n - 1, 0)
-        dxs = (slice_along(dx, 0, 1, 0), slice_along(dx, 1, 2, 0) if n > 2 else None,
-               slice_along(dx, n - 3, n - 2, 0) if n > 2 else None, dx_last)
-    else:
-        d1 = d2 = dx_first = dx_last = h
-        dxs = (h, h, h, h)
+    if not isinstance(h, Tracer | np.ndarray) or _ndim(h) == 0:  # uniform spacing
+        return _uniform_gradient(at, n, h, axis, edge_order)
+    if _ndim(h) != 1 or _shape(h)[0] != n:
+        raise ValueError("when 1d, distances must match the length of the corresponding "
+                         "dimension")
+    dx = _diff(h)
+    d1, d2 = slice_along(dx, 0, n - 2, 0), slice_along(dx, 1, n - 1, 0)
+    dx_first, dx_last = slice_along(dx, 0, 1, 0), slice_along(dx, n - 2, n - 1, 0)
+    dxs = (dx_first, slice_along(dx, 1, 2, 0) if n > 2 else None,
+           slice_along(dx, n - 3, n - 2, 0) if n > 2 else None, dx_last)
     d1, d2 = _along(d1, axis, nd), _along(d2, axis, nd)
     s = ops.add(d1, d2)
     a = ops.negative(ops.divide(d2, ops.multiply(d1, s)))
@@ -222,7 +239,9 @@ def _gradient(f, *varargs, axis=None, edge_order=1):
         spacing = [v if isinstance(v, int | float) else operand(v) for v in varargs]
     else:
         raise TypeError("invalid number of arguments")
-    out = tuple(_gradient_axis(f, h, ax, edge_order) for ax, h in zip(axes, spacing))
+    dtype = aval_of(f).dtype  # NumPy writes each derivative into an array like f
+    out = tuple(astype(_gradient_axis(f, h, ax, edge_order), dtype)
+                for ax, h in zip(axes, spacing))
     return out[0] if len(out) == 1 else out
 
 
