@@ -235,3 +235,16 @@ def test_copy_module_gives_owned_writable_copies():
     expected = 2 * A  # x * x everywhere but at the two written entries
     expected[0, 0], expected[1, 1] = 10.0, 20.0
     np.testing.assert_allclose(ad.grad(f)(A), expected)
+
+
+def test_array_constructors_honour_ndmin_and_copy():
+    def f(x):
+        a = np.array(x[0], ndmin=2, like=x)
+        b = ad.array(x, ndmin=3)
+        c = ad.asarray(x)
+        assert a.shape == (1, 1) and b.shape == (1, 1, 2) and c is x
+        d = ad.array(x)  # a copy: writable although x is an input
+        d[0] = 0.0
+        return np.sum(a) + np.sum(b) + np.sum(d)
+
+    np.testing.assert_array_equal(ad.grad(f)(np.array([1.0, 2.0])), [2.0, 2.0])

@@ -38,8 +38,12 @@ def _build(obj, dtype):
     return np.asarray(obj, dtype=dtype)
 
 
-def array(obj, dtype=None, *, copy=True, **kwargs):
+def array(obj, dtype=None, *, copy: bool = True, order: str = "K", subok: bool = False,
+          ndmin: int = 0):
     """Build an array from tracers and nested lists of tracers without detaching them.
+
+    Like ``np.array``: a copy unless ``copy=False``, at least ``ndmin`` dimensions (ones
+    prepended); ``order`` and ``subok`` have no meaning for traced values.
 
     Example:
         >>> import advect as ad, numpy as np
@@ -47,14 +51,18 @@ def array(obj, dtype=None, *, copy=True, **kwargs):
         array([3., 1.])
     """
     if not _contains_tracer(obj):
-        return np.array(obj, dtype=dtype, copy=copy)
+        return np.array(obj, dtype=dtype, copy=copy, order=order, subok=subok, ndmin=ndmin)
     out = _build(obj, dtype)
     if copy and out is obj:
         out = out._clone()
+    shape = tuple(aval_of(out).shape)
+    if len(shape) < ndmin:
+        out = ops.reshape(out, shape=(1,) * (ndmin - len(shape)) + shape)
     return out
 
 
-def asarray(obj, dtype=None, *, copy=None, **kwargs):
+def asarray(obj, dtype=None, order: str | None = None, *, device=None,
+            copy: bool | None = None):
     """Like ``np.asarray``, keeping tracers traced (no copy unless ``copy=True``).
 
     Example:
@@ -63,7 +71,7 @@ def asarray(obj, dtype=None, *, copy=None, **kwargs):
         array([4., 2.])
     """
     if not _contains_tracer(obj):
-        return np.asarray(obj, dtype=dtype, copy=copy)
+        return np.asarray(obj, dtype=dtype, order=order, device=device, copy=copy)
     out = _build(obj, dtype)
     return out._clone() if copy and out is obj else out
 
@@ -74,7 +82,7 @@ asanyarray = asarray
 # reached only through like=x: the result is a writable value of x's trace
 @implements(np.array, like=True)
 def _array_like(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
-    out = array(obj, dtype, copy=copy)
+    out = array(obj, dtype, copy=copy, ndmin=ndmin)
     return out if isinstance(out, Tracer) else lift(like, out)
 
 
