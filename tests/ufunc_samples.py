@@ -42,10 +42,16 @@ def exponents(*shape, seed=6):
     return _rng(seed).integers(-3, 4, shape)
 
 
-def with_zeros(*shape, seed=7):
-    x = _rng(seed).uniform(-1.5, 1.5, shape)
-    x.reshape(-1)[::3] = 0.0
-    return x
+def signs(*shape, seed=9):  # integers with zeros: heaviside's second operand then matters
+    return _rng(seed).integers(-1, 2, shape)
+
+
+def probabilities(*shape, seed=10):
+    return _rng(seed).uniform(0.1, 0.9, shape)
+
+
+def above_e(*shape, seed=11):  # where a function applied twice (ufunc.at) stays in its domain
+    return _rng(seed).uniform(3.0, 5.0, shape)
 
 
 def dates(*shape, seed=8):
@@ -59,17 +65,24 @@ _UNARY = {
     "log": positive, "log2": positive, "log10": positive, "log1p": positive, "sqrt": positive,
     "cbrt": positive, "reciprocal": positive, "invert": ints, "bitwise_count": ints,
     "isnat": dates,
+    # scipy.special
+    "erfinv": unit, "gammaln": positive, "gamma": positive, "psi": positive, "ndtri": probabilities,
 }
 _BINARY = {
     "divide": (floats, positive), "floor_divide": (floats, positive),
     "remainder": (positive, positive), "fmod": (positive, positive),
     "divmod": (floats, positive), "power": (positive, floats), "float_power": (positive, floats),
     "arctan2": (floats, positive), "copysign": (positive, floats),
-    "heaviside": (with_zeros, floats), "ldexp": (floats, exponents),
+    "heaviside": (signs, floats), "ldexp": (floats, exponents),
     "left_shift": (ints, shifts), "right_shift": (ints, shifts),
     "bitwise_and": (ints, ints), "bitwise_or": (ints, ints), "bitwise_xor": (ints, ints),
     "gcd": (ints, ints), "lcm": (ints, ints),
+    # scipy.special
+    "xlogy": (floats, positive), "xlog1py": (floats, positive),
 }
+# ufunc.at applies a unary ufunc twice at a repeated index: log(log(x)) needs x > e
+_AT = {"log": above_e, "log2": above_e, "log10": above_e, "arccosh": above_e,
+       "heaviside": floats}
 _SHAPES = {"matmul": ((3, 4), (4, 2)), "vecdot": ((3, 4), (3, 4)), "matvec": ((3, 4), (4,)),
            "vecmat": ((3,), (3, 4))}
 # reductions fold the result back in as the first operand, so every element comes from the
@@ -112,6 +125,7 @@ def method_call(ufunc, method):
         first, second = domains(ufunc)
         return (lambda a, b: ufunc.outer(a, b)), [first(3, seed=23), second(2, seed=24)]
     first, *rest = domains(ufunc)
+    first = _AT.get(ufunc.__name__, first)
 
     def at(a, *b):
         y = a.copy()

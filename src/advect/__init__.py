@@ -26,7 +26,6 @@ from .autodiff.api import (
 from .autodiff.checkpoint import checkpoint
 from .autodiff.implicit import implicit_root
 from .debug import debug
-from .catalog import support_catalog
 from .errors import (
     AdvectError,
     EscapedTracerError,
@@ -61,3 +60,12 @@ __all__ = [
     "MutationError", "StaleViewError", "NumericsError", "NoJVPError", "NoVJPError",
     "ImplicitSolveError", "checkpoint", "implicit_root", "debug", "support_catalog", "primitive",
 ]
+
+
+def __getattr__(name):
+    # the catalog reads every frontend table: load it on first use (and so that
+    # `python -m advect.catalog` runs it fresh)
+    if name == "support_catalog":
+        from .catalog import support_catalog
+        return support_catalog
+    raise AttributeError(f"module 'advect' has no attribute {name!r}")

@@ -110,8 +110,10 @@ def _scipy_rows():
         return []
     add_scipy_rows()
 
-    ufuncs = [(getattr(scipy.special, name), [name], "scipy.special")
-              for name in sorted(SCIPY_SPECIAL)]
+    names = {}
+    for name in sorted(SCIPY_SPECIAL):  # digamma and psi are one ufunc
+        names.setdefault(getattr(scipy.special, name), []).append(name)
+    ufuncs = [(u, found, "scipy.special") for u, found in names.items()]
     return _ufunc_rows(UFUNCS, "scipy.special ufunc", ufuncs)
 
 
