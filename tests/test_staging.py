@@ -379,3 +379,42 @@ def test_array_spec_dtype_compares_equal_to_its_name():
     assert spec.dtype == "float64" and spec.shape == (4,)
     with pytest.raises(ValueError):
         ad.ArraySpec((2,), "float64", weak=True)
+
+
+# --- devices and other providers --------------------------------------------------------------
+
+def test_device_is_part_of_the_contract():
+    program = ad.stage(lambda x: x * 2, specs=(ad.ArraySpec((2,), "float64", device="cpu"),))
+    np.testing.assert_array_equal(program(np.ones(2)), [2.0, 2.0])
+    other = ad.stage(lambda x: x * 2, specs=(ad.ArraySpec((2,), "float64", device="gpu:1"),))
+    with pytest.raises(ValueError, match="device"):
+        other(np.ones(2))
+
+
+def test_staging_from_another_providers_examples_presents_its_dtypes():
+    strict = pytest.importorskip("array_api_strict")
+    x = strict.asarray([1.0, 2.0], dtype=strict.float32)
+    seen = []
+
+    def f(v):
+        xp = v.__array_namespace__()
+        seen.append(v.dtype)
+        return v * 2 if v.dtype == xp.float32 else v * 3
+
+    program = ad.stage(f, x)
+    assert seen == [strict.float32]
+    out = program(x)
+    assert type(out) is type(x) and out.dtype == strict.float32
+    np.testing.assert_array_equal(np.asarray(out), [2.0, 4.0])
+    with pytest.raises(TypeError):  # NumPy's own TypeError for a foreign dtype object
+        ad.stage(lambda v: np.zeros(2, dtype=v.dtype), x)
+
+
+def test_captured_arrays_are_fresh_copies_on_providers_without_read_only_arrays():
+    strict = pytest.importorskip("array_api_strict")
+    table = strict.asarray([1.0, 2.0])
+    program = ad.stage(lambda v: (v + table, table), strict.asarray([0.0, 0.0]))
+    _, first = program(strict.asarray([0.0, 0.0]))
+    _, second = program(strict.asarray([0.0, 0.0]))
+    assert type(first) is type(table) and first is not second
+    np.testing.assert_array_equal(np.asarray(first), [1.0, 2.0])

@@ -175,3 +175,28 @@ def test_warm_calls_create_no_trace():
     finally:
         core.Trace.__init__ = original
     assert created == []
+
+
+def test_ops_the_plan_calls_as_ufuncs_compute_what_their_implementation_computes():
+    from advect.core import REGISTRY
+    from advect.staging.plan import donation_ufunc
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for name, op in sorted(REGISTRY.items()):
+        for n in (1, 2, 3):
+            ufunc = donation_ufunc(op, n, {})
+            if ufunc is None:
+                continue
+            for make in (lambda: rng.uniform(0.1, 0.9, 5), lambda: rng.integers(1, 7, 5)):
+                args = [make() for _ in range(n)]
+                with np.errstate(all="ignore"):
+                    try:
+                        expected = op.impl(np, *args)
+                    except TypeError:
+                        continue
+                    got = ufunc(*args)
+                assert got.dtype == expected.dtype, name
+                np.testing.assert_array_equal(got, expected, err_msg=name)
+                checked += 1
+    assert checked > 40

@@ -147,7 +147,9 @@ def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor) -> Callable:
     if donor is not None:
         return _donating_step(donation_ufunc(op, len(args), node.attrs), args, outs[0], donor,
                               dead)
-    fn = functools.partial(op.impl, xp, **node.attrs)
+    ufunc = donation_ufunc(op, len(args), node.attrs) if xp is np else None
+    # an elementwise op's NumPy implementation is its ufunc: call it without the wrapper
+    fn = ufunc if ufunc is not None else functools.partial(op.impl, xp, **node.attrs)
     out = outs if op.multiple_results else outs[0]
     if op.multiple_results:
         def step(env):

@@ -9,6 +9,7 @@ program differentiates and inlines like any other function.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -16,10 +17,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core import Tracer
-from ..errors import TracingError
 from ..providers import namespace_of
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
-from .graph import Graph, evaluate, listing, renumber, validate
+from .graph import Graph, evaluate, listing, operand_aval, renumber, validate
 from .passes import OptimizationReport, PassReport, optimize
 from .plan import Plan
 from .specs import (
@@ -37,7 +37,7 @@ from .trace import trace_graph
 
 __all__ = ["stage", "StagedProgram", "ArraySpec", "StaticSpec", "AbstractValue",
            "OptimizationReport", "PassReport", "Constant", "SUPPORTED_API_VERSIONS",
-           "LATEST_API_VERSION"]
+           "LATEST_API_VERSION", "build_program", "require_program"]
 
 
 class Constant(NamedTuple):
@@ -159,7 +159,6 @@ class StagedProgram:
     @property
     def output_specs(self) -> Any:
         """The output pytree with an ArraySpec per leaf (weak for Python-scalar outputs)."""
-        from .graph import operand_aval
         specs = []
         for x, python in zip(self._graph.outputs, self._out_python):
             aval = operand_aval(self._graph, x)
@@ -272,7 +271,6 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
     validate(graph)
     graph, report = optimize(graph)
     graph = renumber(graph)
-    from .graph import operand_aval
     python = [operand_aval(graph, x).weak and operand_aval(graph, x).shape == ()
               for x in graph.outputs]
     name = getattr(function, "__name__", type(function).__name__)
@@ -282,7 +280,6 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
 
 
 def _static_copy(spec: StaticSpec):
-    import copy
     return copy.deepcopy(spec.value)
 
 
@@ -352,6 +349,3 @@ def require_program(f, where: str) -> StagedProgram:
         raise TypeError(f"{where} needs a StagedProgram (from ad.stage), got "
                         f"{type(f).__name__}; use ad.vjp for a dynamic pullback")
     return f
-
-
-__all__ += ["build_program", "require_program", "TracingError"]

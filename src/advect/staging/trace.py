@@ -72,9 +72,7 @@ class StageTrace(Trace):
             return seen[1]
         try:
             snapshot = np.array(x, copy=True)
-        except TracingError:
-            raise
-        except Exception as exc:
+        except (TypeError, ValueError) as exc:
             raise TypeError(f"{where}: cannot use a {type(x).__name__} as an array "
                             f"operand ({exc})") from None
         check_dtype(snapshot.dtype, f"{where}: a captured constant")
