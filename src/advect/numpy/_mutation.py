@@ -178,8 +178,8 @@ def setitem(x, key, value) -> None:
     check_writable(x, "item assignment")
     index, arrays = normalize_index(x.shape, key)
     mut = getattr(value, "_mut", None)
-    if (type(mut) is View and mut.parent is x and mut.index == index and not arrays
-            and value._trace.alive):
+    if not arrays and ((value is x and not index) or (
+            type(mut) is View and mut.parent is x and mut.index == index and value._trace.alive)):
         return  # `y[i] += v` already wrote through the view y[i]; this write changes nothing
     if isinstance(value, list | tuple):
         from ._construct import asarray
