@@ -186,3 +186,20 @@ def test_vjp_program_raises_no_vjp_error_for_a_missing_transpose():
 def test_grad_of_a_program_with_a_non_scalar_output_is_a_value_error():
     with pytest.raises(ValueError, match="scalar"):
         ad.grad(ad.stage(np.sin, SAMPLE))
+
+
+def test_derived_programs_do_not_copy_transposed_constants():
+    rng = np.random.default_rng(3)
+    design, w = rng.standard_normal((50, 4)), rng.standard_normal(4)
+
+    def logistic(w):
+        z = design @ w
+        return np.mean(np.logaddexp(0.0, z) - 0.5 * z)
+
+    gradient = ad.grad(ad.stage(logistic, w))
+    assert [c.shape for c in gradient.constants if c.value.size > 64] == [(50, 4)]
+    names = [node.op.name for node in gradient.graph.nodes]
+    assert "permute_dims" in names and "expand_dims" not in names and "reshape" not in names
+    z = design @ w
+    expected = design.T @ ((1 / (1 + np.exp(-z)) - 0.5) / 50)
+    np.testing.assert_allclose(gradient(w), expected, rtol=1e-12)

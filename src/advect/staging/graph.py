@@ -126,11 +126,12 @@ def validate(graph: Graph, error: Callable[[str], Exception] = ValueError) -> No
             raise error(f"graph output %{x} is never defined")
 
 
-def evaluate(graph: Graph, inputs: list) -> list:
+def evaluate(graph: Graph, inputs: list, constants: dict | None = None) -> list:
     """Interpret the graph with ``bind``, so the innermost trace of the inputs sees each op
-    (this is how a staged program differentiates, and how derivatives of programs are built)."""
+    (this is how a staged program differentiates, and how derivatives of programs are built).
+    ``constants`` replaces the graph's constants (with tracers of a staging trace, say)."""
     env = dict(zip(graph.inputs, inputs))
-    env.update(graph.constants)
+    env.update(graph.constants if constants is None else constants)
     for node in graph.nodes:
         args = [x.value if type(x) is Literal else env[x] for x in node.inputs]
         out = bind(node.op, *args, **node.attrs)

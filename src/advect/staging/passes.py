@@ -146,6 +146,28 @@ def _chain(graph, node, producer):
             return base if _same_aval(graph, base, aval) else None
     if name == "broadcast_to" and inner.op.name == "broadcast_to":
         return Node(node.op, (base,), node.attrs, node.outputs)
+    if name in _RESHAPES and inner.op.name == "matmul":
+        return _vector_matmul(graph, node, inner, producer, aval)
+    return None
+
+
+def _vector_matmul(graph, node, inner, producer, aval):
+    """reshape(matmul(A, reshape(v, (n, 1)))) -> matmul(A, v), and its mirror: a matrix-vector
+    product that a transpose rule wrote as a matrix-matrix one."""
+    operands = list(inner.inputs)
+    for i, x in enumerate(operands):
+        lifted = producer.get(x) if type(x) is not Literal else None
+        if lifted is None or lifted.op.name not in _RESHAPES or type(lifted.inputs[0]) is Literal:
+            continue
+        if graph.avals[lifted.inputs[0]].ndim != 1:
+            continue
+        trial = operands[:i] + [lifted.inputs[0]] + operands[i + 1:]
+        try:
+            got = inner.op.abstract(*[graph.avals[y] for y in trial])
+        except (ValueError, TypeError):
+            continue
+        if got == aval:
+            return Node(inner.op, tuple(trial), {}, node.outputs)
     return None
 
 
@@ -244,6 +266,8 @@ def fold(graph: Graph) -> Graph:
         if any(a is None for a in args):
             return None
         aval = out.avals[node.outputs[0]]
+        if node.op.linear and not node.op.elementwise and aval.size > FOLD_LIMIT:
+            return None  # a large reshape, transpose or slice is a view at run time: keep it
         limit = max([FOLD_LIMIT] + [np.size(a) for a in args if isinstance(a, np.ndarray)
                                     and not stand_in])
         if aval.size > limit:

@@ -33,7 +33,7 @@ from .specs import (
     is_spec,
     spec_of_example,
 )
-from .trace import trace_graph
+from .trace import stage_trace_of, trace_graph
 
 __all__ = ["stage", "StagedProgram", "ArraySpec", "StaticSpec", "AbstractValue",
            "OptimizationReport", "PassReport", "Constant", "SUPPORTED_API_VERSIONS",
@@ -108,8 +108,17 @@ class StagedProgram:
         operands = check_call(self._in_def, self._specs, args, kwargs, self._provider)
         for a in operands:
             if isinstance(a, Tracer):
-                return tree_unflatten(self._out_def, evaluate(self._graph, operands))
+                return tree_unflatten(self._out_def, self._interpret(operands))
         return self._finish(self._plan_for(operands).run(operands))
+
+    def _interpret(self, operands: list) -> list:
+        # inside a staging (derivatives of programs, programs calling programs) constants
+        # become that graph's constants, so rules applied to them (a transpose of a captured
+        # matrix, say) are nodes the optimizer sees, not fresh captured arrays
+        trace = stage_trace_of(operands)
+        constants = None if trace is None else {
+            v: trace.lift(c) for v, c in self._graph.constants.items()}
+        return evaluate(self._graph, operands, constants)
 
     def _plan_for(self, operands: list) -> Plan:
         xp = namespace_of(operands)

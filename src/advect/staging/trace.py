@@ -24,7 +24,7 @@ from ..pytree import TreeDef, tree_flatten
 from .graph import Graph, Literal, Node
 
 __all__ = ["StageTrace", "StageTracer", "AmbientRandomnessError", "trace_graph",
-           "no_ambient_randomness"]
+           "no_ambient_randomness", "stage_trace_of"]
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -80,6 +80,11 @@ class StageTrace(Trace):
         vid = self.graph.add_constant(snapshot, "captured")
         self._captured[id(x)] = (x, vid)
         return vid
+
+    def lift(self, array) -> StageTracer:
+        """A captured constant as a tracer, so ops on it become graph nodes."""
+        vid = self.capture(array, "constant")
+        return StageTracer(self, vid, self.graph.avals[vid])
 
     def process(self, op, args, attrs):
         graph = self.graph
@@ -138,6 +143,16 @@ class StageTracer(ArrayTracer):
 
     def __repr__(self) -> str:
         return f"StageTracer(%{self._vid}: {self._aval!r})"
+
+
+def stage_trace_of(values) -> StageTrace | None:
+    """The staging trace under the tracers among ``values`` (through JVP tracers' primals)."""
+    for x in values:
+        while isinstance(x, Tracer):
+            if isinstance(x, StageTracer):
+                return x._trace if x._trace.alive else None
+            x = getattr(x, "primal", None)
+    return None
 
 
 # --- ambient randomness ------------------------------------------------------------------------
