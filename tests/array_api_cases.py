@@ -80,8 +80,8 @@ def SORTED(n, seed=10):
     return Build(lambda: np.sort(_rng(seed).uniform(-2, 2, n)))
 
 
-def REPEATS():
-    return Build(lambda: np.array([1.5, 2.0, 1.5, 3.0, 2.0, 0.5]))
+def REPEATS(*shape):
+    return Build(lambda: np.array([1.5, 2.0, 1.5, 3.0, 2.0, 0.5]).reshape(shape or (6,)))
 
 
 @dataclass
@@ -187,9 +187,9 @@ CASES.update({
     "unique_values": [case(REPEATS(), diff=()), case(D(6), label="distinct")],
     "unique_counts": [case(REPEATS(), diff=()),
                       case(D(6), post=lambda xp, r: r.values, label="distinct")],
-    "unique_inverse": [case(REPEATS(), diff=()),
+    "unique_inverse": [case(REPEATS(), diff=()), case(REPEATS(2, 3), diff=(), label="2d"),
                        case(D(6), post=lambda xp, r: r.values, label="distinct")],
-    "unique_all": [case(REPEATS(), diff=()),
+    "unique_all": [case(REPEATS(), diff=()), case(REPEATS(3, 2), diff=(), label="2d"),
                    case(D(6), post=lambda xp, r: r.values, label="distinct")],
     "isin": [case(I(3, 4, high=6), I(3, high=6, seed=11))],
     # sorting

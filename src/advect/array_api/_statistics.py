@@ -189,34 +189,46 @@ def _sort(ctx, x, /, *, axis=-1, descending=False, stable=True):
 
 # --- sets ------------------------------------------------------------------------------------
 
-def _unique(ctx, x, where):
-    """The provider's ``unique_all`` of the current values, with differentiable values."""
-    result = ctx.xp.unique_all(concrete(x, where))
-    values = ops.gather(ravel(x), result.indices, index=("array",))
-    return result, values
+def _first_indices(xp, flat, values):
+    """Where each of the sorted unique ``values`` first occurs in ``flat`` (a stable sort keeps
+    the first of equal elements first)."""
+    order = xp.argsort(flat, stable=True)
+    return xp.take(order, xp.searchsorted(xp.take(flat, order), values))
+
+
+def _unique(ctx, x, where, fn):
+    """The provider's ``fn`` ("unique_counts", ...) of the current values, with its ``values``
+    gathered from ``x`` so they stay differentiable."""
+    xp = ctx.xp
+    flat = xp.reshape(concrete(x, where), (-1,))
+    result = getattr(xp, fn)(flat)
+    values = result if fn == "unique_values" else result[0]
+    indices = _first_indices(xp, flat, values)
+    return result, indices, ops.gather(ravel(x), indices, index=("array",))
 
 
 @translates("unique_values")
 def _unique_values(ctx, x, /):
-    return _unique(ctx, x, "unique_values")[1]
+    return _unique(ctx, x, "unique_values", "unique_values")[2]
 
 
 @translates("unique_counts")
 def _unique_counts(ctx, x, /):
-    result, values = _unique(ctx, x, "unique_counts")
-    return UniqueCountsResult(values, result.counts)
+    result, _, values = _unique(ctx, x, "unique_counts", "unique_counts")
+    return UniqueCountsResult(values, result[1])
 
 
 @translates("unique_inverse")
 def _unique_inverse(ctx, x, /):
-    result, values = _unique(ctx, x, "unique_inverse")
-    return UniqueInverseResult(values, result.inverse_indices)
+    result, _, values = _unique(ctx, x, "unique_inverse", "unique_inverse")
+    return UniqueInverseResult(values, ctx.xp.reshape(result[1], shape_of(x)))
 
 
 @translates("unique_all")
 def _unique_all(ctx, x, /):
-    result, values = _unique(ctx, x, "unique_all")
-    return UniqueAllResult(values, result.indices, result.inverse_indices, result.counts)
+    counts, indices, values = _unique(ctx, x, "unique_all", "unique_counts")
+    inverse = ctx.xp.unique_inverse(ctx.xp.reshape(concrete(x, "unique_all"), (-1,)))[1]
+    return UniqueAllResult(values, indices, ctx.xp.reshape(inverse, shape_of(x)), counts[1])
 
 
 @translates("isin")

@@ -1,0 +1,85 @@
+"""The Array API frontend on PyTorch CPU tensors (through array-api-compat's torch namespace):
+every function of 2024.12 against torch's own result, and derivatives against NumPy's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import advect as ad
+from advect.array_api._revisions import names
+from advect.pytree import tree_flatten
+from array_api_cases import CASES
+from test_array_api import PARAMS, ROWS, _float_positions, _inputs, _lookup, _partial
+
+torch = pytest.importorskip("torch")
+txp = pytest.importorskip("array_api_compat.torch")
+
+REVISION = "2024.12"
+SERVED = set(names(REVISION)) | {f"{e}.{n}" for e in ("linalg", "fft") for n in names(REVISION, e)}
+TORCH_PARAMS = [p for p in PARAMS if p.values[0] in SERVED and ROWS[p.values[0]].dynamic]
+
+
+def _host(value):
+    if isinstance(value, torch.Tensor):
+        return value.resolve_conj().numpy()
+    return np.asarray(value)
+
+
+def _lift(anchor, value):
+    from advect import ops
+
+    if isinstance(value, list):
+        return [_lift(anchor, v) for v in value]
+    if not isinstance(value, torch.Tensor):
+        return value
+    keep = ops.full_like(anchor, fill_value=True, shape=tuple(value.shape), dtype="bool")
+    return ops.where(keep, value, value)
+
+
+def _traced(name, args, kwargs):
+    def f(anchor):
+        ns = anchor.__array_namespace__(api_version=REVISION)
+        return _lookup(ns, name)(*_lift(anchor, args), **kwargs)
+    return ad.jvp(f)(txp.asarray(0.0), tangents=txp.asarray(1.0))[0]
+
+
+@pytest.mark.parametrize("name,k", TORCH_PARAMS)
+def test_torch_matches_torch(name, k):
+    case = CASES[name][k]
+    args, kwargs = _inputs(txp, case)
+    try:
+        expected = _lookup(txp, name)(*args, **kwargs)
+    except NotImplementedError:
+        pytest.skip(f"array-api-compat's torch namespace does not implement {name}")
+    got = _traced(name, args, kwargs)
+    got_leaves = tree_flatten(tuple(got) if isinstance(got, tuple) else got)[0]
+    want_leaves = tree_flatten(tuple(expected) if isinstance(expected, tuple) else expected)[0]
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves):
+        assert isinstance(g, torch.Tensor) and g.dtype == w.dtype and g.shape == w.shape
+        if name != "empty_like":
+            np.testing.assert_allclose(_host(g), _host(w), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("name,k", [p for p in TORCH_PARAMS
+                                    if ROWS[p.values[0]].derivative == "rules"])
+def test_torch_derivatives_match_numpy(name, k):
+    case = CASES[name][k]
+    np_args, kwargs = _inputs(np, case)
+    positions = _float_positions(np_args, case)
+    if not positions:
+        pytest.skip("no floating input")
+    t_args, t_kwargs = _inputs(txp, case)
+    rng = np.random.default_rng(1)
+    tangents = [rng.standard_normal(np.shape(np_args[i])).astype(np_args[i].dtype)
+                for i in positions]
+    argnums = tuple(range(len(positions)))
+    f_t = _partial(txp, name, t_args, t_kwargs, positions, case.post, REVISION)
+    f_n = _partial(np, name, np_args, kwargs, positions, case.post, REVISION)
+    _, t_t = ad.jvp(f_t, argnums)(*[t_args[i] for i in positions],
+                                  tangents=tuple(txp.asarray(t) for t in tangents))
+    _, t_n = ad.jvp(f_n, argnums)(*[np_args[i] for i in positions], tangents=tuple(tangents))
+    for got, want in zip(tree_flatten(t_t)[0], tree_flatten(t_n)[0]):
+        assert isinstance(got, torch.Tensor)
+        np.testing.assert_allclose(_host(got), np.asarray(want), rtol=1e-8, atol=1e-10)
