@@ -293,6 +293,38 @@ def test_transformed_view_goes_stale_when_root_is_written():
         ad.grad(f)(X)
 
 
+@pytest.mark.parametrize("view", [
+    lambda y: np.transpose(y), lambda y: np.reshape(y, (3, 2)), lambda y: np.ravel(y),
+    lambda y: np.flip(y), lambda y: np.swapaxes(y, 0, 1), lambda y: y.reshape(-1),
+    lambda y: y.ravel(), lambda y: y.T,
+], ids=["transpose", "reshape", "ravel", "flip", "swapaxes", "method-reshape", "method-ravel",
+        "T"])
+def test_numpy_view_functions_give_read_only_views_that_go_stale(view):
+    def write_through(x):
+        y = x.reshape(2, 3).copy()
+        v = view(y)
+        v[0] = 1.0
+        return np.sum(y)
+
+    def read_after_write(x):
+        y = x.reshape(2, 3).copy()
+        v = view(y)
+        y[0, 0] = 1.0
+        return np.sum(v)
+
+    def use_before_write(x):
+        y = x.reshape(2, 3).copy()
+        total = np.sum(view(y) * 2)
+        y[0, 0] = 1.0
+        return total + np.sum(y)
+
+    with pytest.raises(ad.MutationError, match="transformed view"):
+        ad.grad(write_through)(X)
+    with pytest.raises(ad.StaleViewError, match="transformed view"):
+        ad.grad(read_after_write)(X)
+    np.testing.assert_array_equal(ad.grad(use_before_write)(X), [2, 3, 3, 3, 3, 3])
+
+
 # --- what cannot be written ----------------------------------------------------------------
 
 @pytest.mark.parametrize("write", [

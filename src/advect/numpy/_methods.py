@@ -23,6 +23,14 @@ __all__ = ["ArrayTracer", "INPUT"]
 
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
+# NumPy functions whose result is a view of their first argument
+_VIEW_FUNCTIONS = frozenset({
+    np.transpose, np.permute_dims, np.matrix_transpose, np.reshape, np.ravel, np.swapaxes,
+    np.moveaxis, np.rollaxis, np.squeeze, np.expand_dims, np.broadcast_to, np.atleast_1d,
+    np.atleast_2d, np.atleast_3d, np.real, np.imag, np.diagonal, np.flip, np.fliplr, np.flipud,
+    np.rot90,
+})
+
 
 def _operand(x):
     """A list or tuple operand as an array (traced when it holds tracers)."""
@@ -75,7 +83,11 @@ class ArrayTracer(Tracer):
         return _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return _functions.array_function(func, types, args, kwargs, self)
+        out = _functions.array_function(func, types, args, kwargs, self)
+        if func in _VIEW_FUNCTIONS and args and isinstance(args[0], ArrayTracer) \
+                and isinstance(out, ArrayTracer):
+            _view(args[0], out)  # NumPy returns a view: read-only here, stale after writes
+        return out
 
     def __array_namespace__(self, api_version=None):
         from ..array_api import namespace_for
