@@ -15,7 +15,19 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
-from ._functions import _ravel, _shape, concrete, implements, operand, reduction, take_axis
+from ..ops._rules import normalize_axes
+from ._functions import (
+    _moveaxis,
+    _ravel,
+    _reshape,
+    _shape,
+    concrete,
+    implements,
+    operand,
+    reduction,
+    slice_along,
+    take_axis,
+)
 
 _WEAK = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
@@ -166,15 +178,52 @@ for _func in (np.array2string, np.array_repr, np.array_str):
     implements(_func, dynamic_only=True, nondiff=True)(_printer(_func))
 
 
-@implements(np.packbits, dynamic_only=True, nondiff=True)
+_BIT_WEIGHTS = {"big": np.array([128, 64, 32, 16, 8, 4, 2, 1], np.uint8),
+                "little": np.array([1, 2, 4, 8, 16, 32, 64, 128], np.uint8)}
+
+
+def _bit_axis(a, axis):
+    a = operand(a)
+    if axis is None:
+        return _ravel(a), 0
+    return a, normalize_axes(axis, len(_shape(a)))[0]
+
+
+@implements(np.packbits, nondiff=True)
 def _packbits(a, axis=None, bitorder="big"):
-    return np.packbits(concrete(a, "np.packbits"), axis=axis, bitorder=bitorder)
+    a, axis = _bit_axis(a, axis)
+    if aval_of(a).dtype.kind not in "biu":
+        raise TypeError("Expected an input array of integer or boolean data type")
+    bits = _moveaxis(ops.astype(ops.not_equal(a, 0), dtype="uint8"), axis, -1)
+    lead, n = _shape(bits)[:-1], _shape(bits)[-1]
+    extra = -n % 8
+    if extra:
+        bits = ops.concat(bits, ops.zeros_like(bits, shape=lead + (extra,)), axis=len(lead))
+    grouped = _reshape(bits, lead + ((n + extra) // 8, 8))
+    packed = reduction(ops.reduce_sum, ops.multiply(grouped, _BIT_WEIGHTS[bitorder]), -1, False)
+    return _moveaxis(ops.astype(packed, dtype="uint8"), -1, axis)
 
 
-@implements(np.unpackbits, dynamic_only=True, nondiff=True)
+@implements(np.unpackbits, nondiff=True)
 def _unpackbits(a, axis=None, count=None, bitorder="big"):
-    return np.unpackbits(concrete(a, "np.unpackbits"), axis=axis, count=count,
-                         bitorder=bitorder)
+    a, axis = _bit_axis(a, axis)
+    if aval_of(a).dtype != np.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    a = _moveaxis(a, axis, -1)
+    lead, n = _shape(a)[:-1], _shape(a)[-1]
+    shifts = np.arange(7, -1, -1, dtype=np.uint8) if bitorder == "big" else np.arange(
+        8, dtype=np.uint8)
+    bits = ops.bitwise_and(ops.bitwise_right_shift(ops.expand_dims(a, axes=(len(lead) + 1,)),
+                                                   shifts), np.uint8(1))
+    bits = _reshape(bits, lead + (8 * n,))
+    if count is not None:
+        keep = count if count >= 0 else max(8 * n + count, 0)
+        if keep <= 8 * n:
+            bits = slice_along(bits, 0, keep, len(lead))
+        else:
+            bits = ops.concat(bits, ops.zeros_like(bits, shape=lead + (keep - 8 * n,)),
+                              axis=len(lead))
+    return _moveaxis(bits, -1, axis)
 
 
 @implements(np.lib.stride_tricks.sliding_window_view)
