@@ -505,3 +505,64 @@ def test_getitem_out_of_bounds_raises_index_error():
         ad.grad(lambda x: x[6])(X)
     with pytest.raises(IndexError, match="too many indices"):
         ad.grad(lambda x: np.sum(x[0, 0]))(X)
+
+
+# --- random write programs against NumPy ---------------------------------------------------
+
+def _random_program(rng, steps=5):
+    """A list of writes ``(kind, key, source)`` for a local of shape (4, 5)."""
+    keys = [
+        (1,), (slice(1, 3),), (slice(None), 2), (slice(None, None, -1), slice(0, 5, 2)),
+        (Ellipsis, 4), (np.array([0, 2, 2]),), (np.array([3, 0]), np.array([1, 1])),
+        (slice(None), np.array([4, 0, 4])),
+    ]
+    kinds = ["set", "iadd", "imul", "view-set", "view-iadd", "mask-set", "mask-imul"]
+    return [(kinds[rng.integers(len(kinds))], keys[rng.integers(len(keys))],
+             int(rng.integers(3))) for _ in range(steps)]
+
+
+def _run_program(program, x):
+    """Apply the writes to a copy of ``x``; works on NumPy arrays and on tracers alike."""
+    y = x.copy()
+    sources = [x[::-1], np.sin(x), x * x]
+    for kind, key, s in program:
+        src = sources[s]
+        if kind == "set":
+            y[key] = src[key]
+        elif kind == "iadd":
+            y[key] += src[key]
+        elif kind == "imul":
+            y[key] *= src[key]
+        elif kind == "view-set":
+            v = y[1:3]
+            v[0] = src[0]
+        elif kind == "view-iadd":
+            v = y[:, 1:]
+            v += src[:, 1:]
+        elif kind == "mask-set":
+            y[x > 0.5] = src[x > 0.5]
+        else:
+            y[x < 0.0] *= src[x < 0.0]
+    return y
+
+
+def _check_random_program(seed, order):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1.0, 1.0, (4, 5))
+    x[np.abs(x - 0.5) < 0.05] += 0.1  # keep the masks away from their edges
+    x[np.abs(x) < 0.05] += 0.1
+    program = _random_program(rng)
+    f = lambda x: _run_program(program, x)
+    np.testing.assert_allclose(ad.jvp(f)(x, tangents=np.ones_like(x))[0], f(x), rtol=1e-14)
+    check_grads(f, [x], order=order)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_write_programs_match_numpy_and_differentiate(seed):
+    _check_random_program(seed, order=1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(12, 300))
+def test_random_write_programs_sweep(seed):
+    _check_random_program(seed, order=2)
