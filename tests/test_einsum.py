@@ -140,3 +140,14 @@ def test_einsum_out_writes_into_an_owned_traced_array():
         np.einsum("ij,jk->ik", a, b, out=out)
         return np.sum(out ** 2)
     np.testing.assert_allclose(ad.grad(f)(a), 2 * (a @ b) @ b.T, rtol=1e-12)
+
+
+def test_einsum_path_answers_from_shapes_and_feeds_optimize():
+    a, b, c = _arrays((2, 3), (3, 4), (4, 2))
+    expected = np.einsum_path("ij,jk,kl->il", a, b, c, optimize="optimal")[0]
+
+    def f(a):
+        path, _ = np.einsum_path("ij,jk,kl->il", a, b, c, optimize="optimal")
+        assert path == expected
+        return np.sum(np.einsum("ij,jk,kl->il", a, b, c, optimize=path))
+    np.testing.assert_allclose(ad.grad(f)(a), np.ones((2, 2)) @ (b @ c).T, rtol=1e-12)

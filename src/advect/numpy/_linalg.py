@@ -24,6 +24,7 @@ import numpy as np
 from numpy.linalg import _linalg as _numpy_linalg
 
 from .. import ops
+from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
 from ..ops._rules import normalize_axes
@@ -115,6 +116,15 @@ def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting=
         arrays = [ops.astype(a, dtype=np.dtype(dtype).name) for a in arrays]
     result = ops.einsum(*arrays, subscripts=einsum_subscripts(subscripts, len(arrays)))
     return _written(out, result, "numpy.einsum")
+
+
+@implements(np.einsum_path, nondiff=True)
+def _einsum_path(*operands, optimize="greedy", einsum_call=False):
+    """NumPy's contraction path: it depends on shapes only, so zero-stride stand-ins of the
+    traced operands' shapes and dtypes answer it."""
+    stand_ins = [np.broadcast_to(np.zeros((), aval_of(x).dtype), aval_of(x).shape)
+                 if isinstance(x, Tracer) else x for x in operands]
+    return np.einsum_path(*stand_ins, optimize=optimize, einsum_call=einsum_call)
 
 
 def _written(out, value, name):
