@@ -200,3 +200,15 @@ def test_ops_the_plan_calls_as_ufuncs_compute_what_their_implementation_computes
                 np.testing.assert_array_equal(got, expected, err_msg=name)
                 checked += 1
     assert checked > 40
+
+
+@pytest.mark.parametrize("fn, names", [
+    (lambda x, y: np.exp(x) + np.negative(np.exp(y)), ["exp", "exp", "subtract"]),
+    (lambda x, y: np.negative(np.exp(x)) + np.exp(y), ["exp", "exp", "subtract"]),
+    (lambda x, y: np.exp(x) - np.negative(np.exp(y)), ["exp", "exp", "add"]),
+    (lambda x, y: 2.0 * np.negative(np.exp(x)) + y, ["exp", "multiply", "add"]),
+])
+def test_negations_are_absorbed_exactly(fn, names):
+    program = ad.stage(fn, X, X[::-1].copy())
+    assert op_names(program) == names
+    np.testing.assert_array_equal(program(X, X[::-1].copy()), fn(X, X[::-1].copy()))

@@ -192,10 +192,56 @@ def _implicit_broadcast(graph, node, producer):
     return Node(node.op, tuple(inputs), node.attrs, node.outputs) if changed else None
 
 
+def _negations(graph, node, producer):
+    """Absorb a negation, exactly: a + (-b) = a - b, a - (-b) = a + b, (-a) + b = b - a,
+    k * (-x) = (-k) * x for a literal k."""
+    name, ins = node.op.name, node.inputs
+    if name not in ("add", "subtract", "multiply"):
+        return None
+    negated = [producer.get(x) if type(x) is not Literal else None for x in ins]
+    negated = [n.inputs[0] if n is not None and n.op.name == "negative" else None
+               for n in negated]
+    candidates = []
+    if name == "add" and negated[1] is not None:
+        candidates.append((ops.subtract, (ins[0], negated[1])))
+    if name == "add" and negated[0] is not None:
+        candidates.append((ops.subtract, (ins[1], negated[0])))
+    if name == "subtract" and negated[1] is not None:
+        candidates.append((ops.add, (ins[0], negated[1])))
+    if name == "multiply":
+        for k, x in ((0, 1), (1, 0)):
+            if type(ins[k]) is Literal and negated[x] is not None:
+                trial = [None, None]
+                trial[k], trial[x] = ins[k], negated[x]
+                candidate = _scaled(graph, node, tuple(trial))
+                if candidate is not None:
+                    return candidate
+    aval = graph.avals[node.outputs[0]]
+    for op, inputs in candidates:
+        if op.abstract(*[operand_aval(graph, x) for x in inputs]) == aval:
+            return Node(op, inputs, {}, node.outputs)
+    return None
+
+
+def _scaled(graph, node, operands):
+    """``(-k) * x`` for operands ``(k, x)`` or ``(x, k)`` with a numeric literal k."""
+    aval = graph.avals[node.outputs[0]]
+    for k, x in ((0, 1), (1, 0)):
+        lit = operands[k]
+        if (type(lit) is Literal and type(lit.value) is not bool
+                and type(operands[x]) is not Literal):
+            trial = [None, None]
+            trial[k], trial[x] = Literal(-lit.value), operands[x]
+            if ops.multiply.abstract(*[operand_aval(graph, y) for y in trial]) == aval:
+                return Node(ops.multiply, tuple(trial), {}, node.outputs)
+    return None
+
+
 def simplify(graph: Graph) -> Graph:
-    """Algebraic identities, cancelling chains and implicit broadcasts."""
+    """Algebraic identities, cancelling chains, absorbed negations, implicit broadcasts."""
     def rule(out, node, producer):
         for attempt in (_identity(out, node), _chain(out, node, producer),
+                        _negations(out, node, producer),
                         _implicit_broadcast(out, node, producer)):
             if attempt is not None:  # value id 0 is a valid replacement
                 return attempt
