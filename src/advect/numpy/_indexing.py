@@ -12,6 +12,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
+from ..providers import namespace_of
 from ._mutation import mark_view
 
 __all__ = ["normalize_index", "getitem"]
@@ -22,6 +23,9 @@ _FULL = (None, None, None)
 def _mask_to_arrays(mask):
     if isinstance(mask, Tracer):
         mask = mask._concrete_for("boolean mask indexing (its result shape depends on data)")
+    xp = namespace_of((mask,))
+    if xp is not np:  # the provider's own index arrays: a NumPy array would mix providers
+        return list(xp.nonzero(mask))
     return list(np.nonzero(np.asarray(mask)))
 
 
@@ -33,8 +37,33 @@ def _as_index_array(k):
     return k
 
 
+def _basic_index(shape: tuple[int, ...], key) -> tuple | None:
+    """The index of a key made of Python ints and slices only (the common case), else None."""
+    if type(key) is not tuple:
+        key = (key,)
+    if len(key) > len(shape):
+        return None
+    index = []
+    for n, k in zip(shape, key):
+        if type(k) is int:
+            if not -n <= k < n:
+                return None  # the general path raises
+            index.append(k % n)
+        elif type(k) is slice:
+            start, stop, step = k.indices(n)
+            index.append((start, None if step < 0 and stop < 0 else stop, step))
+        else:
+            return None
+    while index and type(index[-1]) is tuple and index[-1] == (0, shape[len(index) - 1], 1):
+        index.pop()  # x[i, :] is x[i]
+    return tuple(index)
+
+
 def normalize_index(shape: tuple[int, ...], key) -> tuple[tuple, list]:
     """``(index, arrays)`` for ``x[key]`` on an array of ``shape``."""
+    index = _basic_index(shape, key)
+    if index is not None:
+        return index, []
     if not isinstance(key, tuple):
         key = (key,)
     entries: list = []
