@@ -311,8 +311,9 @@ def _roots(p):
 
 @implements(np.polyfit)
 def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
-    if full or cov:
-        raise TypeError("numpy.polyfit: full= and cov= are not supported on traced arrays")
+    if full or cov or rcond is not None:
+        raise TypeError("numpy.polyfit: full=, cov= and rcond= are not supported on traced "
+                        "arrays (the fit is a QR least-squares solve of full rank)")
     x, y = operand(x), operand(y)
     deg = int(deg)
     lhs = _vander(x, deg + 1)
@@ -322,7 +323,8 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         lhs = ops.multiply(lhs, ops.expand_dims(w, axes=(1,)))
         rhs = ops.multiply(rhs, w if _ndim(y) == 1 else ops.expand_dims(w, axes=(1,)))
     scale = ops.sqrt(reduction(ops.reduce_sum, ops.square(lhs), 0, False))
-    coef = np.linalg.lstsq(ops.divide(lhs, scale), rhs, rcond=rcond)[0]
+    q, r = np.linalg.qr(ops.divide(lhs, scale))  # QR instead of lstsq: stages, same solution
+    coef = np.linalg.solve(r, ops.matmul(ops.matrix_transpose(q), rhs))
     return ops.divide(coef, scale if _ndim(coef) == 1 else ops.expand_dims(scale, axes=(1,)))
 
 
