@@ -261,7 +261,31 @@ def test_unsupported_function_names_itself():
         ad.grad(lambda x: np.busday_count(x, x).sum())(np.ones(2))
 
 
+def test_writing_functions_refuse_inputs_and_plain_targets():
+    from advect.errors import MutationError
+    x = np.arange(4.0)
+    with pytest.raises(MutationError, match="numpy.put"):
+        ad.jvp(lambda x: np.put(x, [0], 1.0))(x, tangents=x)
+    with pytest.raises(TracingError, match="numpy.copyto"):
+        ad.jvp(lambda x: np.copyto(np.zeros(4), x))(x, tangents=x)
+
+
+def test_staging_refuses_data_dependent_calls_by_name():
+    with pytest.raises(TracingError, match="np.unique"):
+        ad.stage(lambda x: np.unique(x), X)
+    with pytest.raises(TracingError, match="bins='auto'"):
+        ad.stage(lambda x: np.histogram(x, "auto")[0], X)
+
+
 def test_bad_input_raises_named_errors():
+    with pytest.raises(IndexError, match="numpy.take: index 10 is out of bounds"):
+        traced_value(lambda x: np.take(x, [10]), (X,))
+    with pytest.raises(ValueError, match="numpy.take: mode"):
+        traced_value(lambda x: np.take(x, [0], mode="bad"), (X,))
+    with pytest.raises(ValueError, match="method 'bad' is not supported"):
+        traced_value(lambda x: np.quantile(x, 0.5, method="bad"), (X,))
+    with pytest.raises(ValueError, match="cross product"):
+        traced_value(lambda x: np.cross(x, x), (X,))
     with pytest.raises(ValueError, match="quantiles must be in the range"):
         traced_value(lambda x: np.quantile(x, 1.5), (X,))
     with pytest.raises(ValueError, match="mode"):
