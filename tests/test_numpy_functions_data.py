@@ -191,3 +191,23 @@ def test_matches_numpy(case):
 @pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=lambda c: c.name)
 def test_derivatives(case):
     run_grads(case)
+
+
+def test_grad_of_median_picks_the_middle_element():
+    import advect as ad
+    x = np.array([3.0, -1.0, 7.0, 0.5, 2.0])
+    np.testing.assert_array_equal(ad.grad(np.median)(x), [0.0, 0.0, 0.0, 0.0, 1.0])
+
+
+def test_quantile_derivative_in_q_is_the_gap_between_order_statistics():
+    import advect as ad
+    x = np.array([4.0, 1.0, 3.0, 0.0])
+    # q = 0.5 sits between the 2nd and 3rd smallest values (1 and 3): slope (3 - 1) * (n - 1)
+    assert ad.grad(lambda q: np.quantile(x, q), 0)(0.5) == pytest.approx(6.0)
+
+
+def test_cumprod_gradient_is_exact_with_a_zero():
+    import advect as ad
+    x = np.array([2.0, 0.0, 3.0])
+    # sum(cumprod) = x0 + x0 x1 + x0 x1 x2, at x1 = 0: (1, x0 + x0 x2, 0)
+    np.testing.assert_allclose(ad.grad(lambda x: np.cumprod(x).sum())(x), [1.0, 8.0, 0.0])
