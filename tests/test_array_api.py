@@ -372,3 +372,37 @@ def test_revision_tables_match_array_api_strict():
                 if row.name.startswith(ext + ".")}
         assert listed <= ours and all(hasattr(module, n) for n in ours)
     assert len(support_table("2024.12")) == 171  # 170 functions and __array_namespace_info__
+
+
+def _set_rows(x, xp):
+    y = x.__array_namespace__().asarray(x, copy=True)
+    y[0, :] = 0.0
+    y[xp.asarray([1]), 0] = 3.0
+    return y * x
+
+
+ARRAY_OBJECT = {  # the array object's own surface on tracers, written for any provider xp
+    "integer-array index": lambda x, xp: x[xp.asarray([1, 0]), :],
+    "basic index": lambda x, xp: x[0, 1:] * x[..., 0][:, None],
+    "boolean mask": lambda x, xp: x[x > 0],
+    "operators": lambda x, xp: -abs(x) + (+x) * 2 ** x - 1.0 / (x * x + 1),
+    "matmul and transposes": lambda x, xp: x @ x.mT + (x.T @ x)[:2, :2],
+    "to_device": lambda x, xp: x.to_device(x.device) * 2.0,
+    "setitem": _set_rows,
+    "masks as numbers": lambda x, xp: x.__array_namespace__().astype(
+        (x > 0) & (x < 1), x.dtype) * x,
+    "python scalars": lambda x, xp: x * float(x[0, 0]) * len(x) * x.shape[1],
+}
+
+
+@pytest.mark.parametrize("name", ARRAY_OBJECT)
+def test_array_object_surface_matches_numpy(name):
+    f = ARRAY_OBJECT[name]
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    t = np.linspace(0.1, 0.6, 6).reshape(2, 3)
+    value, tangent = ad.jvp(lambda x: f(x, strict))(strict.asarray(x),
+                                                    tangents=strict.asarray(t))
+    want_value, want_tangent = ad.jvp(lambda x: f(x, np))(x, tangents=t)
+    assert type(value) is type(strict.asarray(x)) and type(tangent) is type(value)
+    np.testing.assert_allclose(np.asarray(value), want_value, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(tangent), want_tangent, rtol=1e-12)

@@ -14,6 +14,7 @@ from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
 from ..ops._rules import normalize_axes
+from ..providers import numpy_dtype
 
 __all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "NONDIFF", "array_function", "implements",
            "reduction", "astype", "concrete"]
@@ -111,7 +112,7 @@ def slice_along(a, start, stop, axis, step=1):
 
 
 def astype(x, dtype):
-    dtype = np.dtype(dtype)
+    dtype = numpy_dtype(dtype)  # a provider's dtype object (torch.float32, ...) too
     return x if aval_of(x).dtype == dtype else ops.astype(x, dtype=dtype.name)
 
 

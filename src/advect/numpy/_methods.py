@@ -104,6 +104,13 @@ class ArrayTracer(Tracer):
     def __dlpack__(self, *args, **kwargs):
         raise TracingError("a traced value cannot be exported through DLPack")
 
+    def to_device(self, device, /, *, stream=None):
+        """The Array API's device move: a traced value stays on its device."""
+        if device == self.device:
+            return self
+        raise TracingError(f"to_device: moving a traced value from {self.device!r} to "
+                           f"{device!r} is not supported; create it on that device instead")
+
     # --- properties ------------------------------------------------------------------------
     @property
     def shape(self):

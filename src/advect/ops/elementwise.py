@@ -5,6 +5,7 @@ Binary ops broadcast and promote as NumPy 2 does (NEP 50: Python scalars are wea
 
 from __future__ import annotations
 
+import cmath
 import math
 from functools import lru_cache
 
@@ -129,8 +130,12 @@ def _pow_jvp(primals, tangents, out):
         y_minus_1 = y - 1 if isinstance(y, int | float | complex) else subtract(y, 1)
         t = multiply(dx, multiply(y, pow(x, y_minus_1)))
     if dy is not None:
-        safe = where(equal(x, 0), 1, x)
-        t = add_tangents(t, multiply(dy, multiply(out, log(safe))))
+        if isinstance(x, int | float | complex):  # a Python base: its log stays a Python scalar
+            log_x = (0.0 if x == 0 else cmath.log(x) if isinstance(x, complex)
+                     else math.log(x) if x > 0 else math.nan)
+        else:
+            log_x = log(where(equal(x, 0), 1, x))
+        t = add_tangents(t, multiply(dy, multiply(out, log_x)))
     return fit(t, out)
 
 
