@@ -221,11 +221,15 @@ METHOD_SAMPLES = _dict(**{
     "take": (lambda a: a.take([0, 2, 2]), [M]),
     "trace": (lambda a: a.trace(), [M]),
     "transpose": (lambda a: a.transpose(), [M]),
-    "cumulative": None,
+    "to_device": (lambda a: a.to_device("cpu"), [M]),
+    "compress": (lambda a: a.compress([True, False, True], axis=0), [M]),
+    "put": (_written(lambda y, v: y.put([0, 4], v)), [M, W[:2]]),
 })
-del METHOD_SAMPLES["cumulative"]
 
 
 def method_sample(row):
-    """``(f, args)`` for a differentiable ndarray row."""
-    return METHOD_SAMPLES[row.target]
+    """``(f, args)`` for a differentiable ndarray row: the table entry, or ``a.<name>()``."""
+    if row.target in METHOD_SAMPLES:
+        return METHOD_SAMPLES[row.target]
+    name = row.target
+    return (lambda a: getattr(a, name)()), [M]

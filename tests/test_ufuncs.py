@@ -106,6 +106,32 @@ def test_reduce_axes_keepdims_initial_and_where():
         assert_same(traced(f, x), f(x))
 
 
+def test_reduce_where_skips_masked_entries_with_or_without_identity():
+    x = np.arange(1.0, 13.0).reshape(3, 4)
+    mask = x % 3 != 0
+    for f in (lambda a: np.add.reduce(a, axis=1, where=mask, initial=5.0),
+              lambda a: np.subtract.reduce(a, axis=1, where=mask, initial=5.0),
+              lambda a: np.hypot.reduce(a, axis=0, where=mask),
+              lambda a: np.minimum.reduce(a, axis=None, where=mask, initial=100.0)):
+        assert_same(traced(f, x), f(x))
+    grad = ad.grad(lambda a: np.sum(np.subtract.reduce(a, axis=1, where=mask, initial=5.0)))(x)
+    np.testing.assert_array_equal(grad, np.where(mask, -1.0, 0.0))
+
+
+def test_reduce_and_accumulate_write_out():
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+
+    def f(a):
+        total = np.zeros_like(a, shape=(3,))
+        running = np.zeros_like(a)
+        np.add.reduce(a, axis=0, out=total)
+        np.multiply.accumulate(a, axis=1, out=running)
+        return total, running
+    got = traced(f, x)
+    assert_same(got[0], x.sum(axis=0))
+    assert_same(got[1], np.cumprod(x, axis=1))
+
+
 def test_fmax_and_fmin_reduce_ignore_nan_unless_all_nan():
     x = np.array([[np.nan, 1.0, np.nan], [2.0, np.nan, np.nan]])
     for f in (lambda a: np.fmax.reduce(a, axis=0), lambda a: np.fmin.reduce(a, axis=1)):
@@ -273,6 +299,15 @@ def test_dtype_and_casting_follow_numpy():
     assert_same(traced(int_out, x), np.array([3, 5]))
     with pytest.raises(TypeError, match="same_kind"):
         traced(lambda a: np.multiply(a, 2, out=np.zeros_like(a, dtype=np.int64)), x)
+
+
+def test_signature_selects_the_loop_dtype():
+    x = np.array([1.5, 2.5])
+    for sig in ("ff->f", (np.float32, None, None)):
+        assert_same(traced(lambda a, sig=sig: np.add(a, 1.0, signature=sig, casting="unsafe"), x),
+                    np.add(x, 1.0, signature=sig, casting="unsafe"))
+    with pytest.raises(TypeError, match="one input dtype"):
+        traced(lambda a: np.ldexp(a, 2, signature="dl->d"), x)
 
 
 def test_unknown_keywords_raise_a_named_error():

@@ -120,22 +120,36 @@ def _start(item, dtype):
     return item if aval_of(item).dtype == dtype else ops.astype(item, dtype=dtype.name)
 
 
-def _fold(ufunc, found, a, axes, keepdims, initial, what):
-    """NumPy's definition of reduce: ``found`` applied left to right along the reduced axes."""
+def _to_front(x, axes, kept, n, rest):
+    """``x`` with the reduced axes moved to the front and flattened into one."""
+    if (*axes, *kept) != tuple(range(len(axes) + len(kept))):
+        x = ops.permute_dims(x, axes=(*axes, *kept))
+    return x if len(axes) == 1 else ops.reshape(x, shape=(n, *rest))
+
+
+def _fold(ufunc, found, a, axes, keepdims, initial, what, mask=None):
+    """NumPy's definition of reduce: ``found`` applied left to right along the reduced axes
+    (skipping the entries ``mask`` excludes)."""
     dtype = _fold_dtype(ufunc, a, what)
     shape = aval_of(a).shape
     kept = tuple(d for d in range(len(shape)) if d not in axes)
     rest = tuple(shape[d] for d in kept)
-    x = a
-    if (*axes, *kept) != tuple(range(len(shape))):
-        x = ops.permute_dims(x, axes=(*axes, *kept))
     n = math.prod(shape[d] for d in axes)
-    if len(axes) != 1:
-        x = ops.reshape(x, shape=(n, *rest))
+    x = _to_front(a, axes, kept, n, rest)
     acc = None if initial is _NoValue else initial
+    if mask is not None:
+        mask = _to_front(mask, axes, kept, n, rest)
+        if acc is None:
+            acc = ufunc.identity
+        acc = ops.full_like(x, fill_value=acc, shape=rest, dtype=dtype.name)
     for i in range(n):
         item = ops.gather(x, index=(i,))
-        acc = _start(item, dtype) if acc is None else found(acc, item)
+        if acc is None:
+            acc = _start(item, dtype)
+        elif mask is None:
+            acc = found(acc, item)
+        else:
+            acc = ops.where(ops.gather(mask, index=(i,)), found(acc, item), acc)
     if acc is None:
         if ufunc.identity is None:
             raise ValueError(f"{what}: zero-size array to a reduction operation which has no "
@@ -147,10 +161,14 @@ def _fold(ufunc, found, a, axes, keepdims, initial, what):
     return ops.reshape(acc, shape=reduced_shape(shape, axes, True)) if keepdims else acc
 
 
-def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""):
+def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what="", mask=None):
+    """``ufunc.reduce`` of ``a`` over ``axes``; ``mask`` (a boolean array shaped like ``a``)
+    leaves entries out, as ``where=`` does."""
     fast = _FAST_REDUCE.get(ufunc)
     if fast is None:
-        return _fold(ufunc, found, a, axes, keepdims, initial, what)
+        return _fold(ufunc, found, a, axes, keepdims, initial, what, mask)
+    if mask is not None:  # an identity drops out; without one the op is idempotent (max, min)
+        a = ops.where(mask, a, initial if ufunc.identity is None else ufunc.identity)
     result = fast(a, axes, keepdims)
     return result if initial is _NoValue or initial is None else found(result, initial)
 
@@ -161,13 +179,15 @@ def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=Fa
     if dtype is not None:
         a = _cast(a, np.dtype(dtype), "unsafe", what)
     axes = normalize_axes(axis, aval_of(a).ndim)
+    mask = None
     if where is not True:
-        fill = ufunc.identity if initial is _NoValue else initial
-        if fill is None:
+        if ufunc.identity is None and initial is _NoValue:
             raise ValueError(f"{what}: the reduction has no identity, so where= needs initial= "
                              "for the masked entries")
-        a = ops.where(_operand(where), a, fill)
-    result = reduce_axes(ufunc, found, a, axes, bool(keepdims), initial, what)
+        mask = _operand(where)
+        if aval_of(mask).shape != aval_of(a).shape:
+            mask = ops.broadcast_to(mask, shape=aval_of(a).shape)
+    result = reduce_axes(ufunc, found, a, axes, bool(keepdims), initial, what, mask)
     return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
 
 
@@ -261,8 +281,6 @@ def _at(ufunc, found, what, a, indices, b=None):
     from ._indexing import normalize_index
     from ._mutation import assign_inplace, write_plain
 
-    if ufunc.nin == 2 and b is None:
-        raise TypeError(f"{what}: second operand needed for ufunc")
     if not isinstance(a, Tracer):
         write_plain(a, what)
     dtype = aval_of(a).dtype

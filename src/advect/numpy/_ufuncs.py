@@ -174,6 +174,17 @@ def _cast(x, dtype, casting, what):
     return ops.astype(x, dtype=dtype.name)
 
 
+def _loop_dtype(ufunc, signature, what):
+    """The input dtype a ``signature=`` selects ("dd->d" or (np.float64, None, None))."""
+    if isinstance(signature, str):
+        signature = tuple(signature.split("->")[0])
+    dtypes = {np.dtype(s) for s in signature[:ufunc.nin] if s is not None}
+    if len(dtypes) != 1:
+        raise TypeError(f"{what}: signature={signature!r} must give one input dtype on traced "
+                        "arrays; use dtype= or cast the operands")
+    return dtypes.pop()
+
+
 def write_out(out, results, casting, what):
     """Write ``results`` into the ``out`` tuple of owned tracers (functionalized: each one is
     repointed to its new value); returns what NumPy returns, the ``out`` arrays."""
@@ -212,8 +223,6 @@ def call_ufunc(ufunc, inputs, kwargs):
     casting = kwargs.pop("casting", "same_kind")
     dtype = kwargs.pop("dtype", None)
     signature = kwargs.pop("signature", None)
-    if dtype is None and signature is not None:
-        dtype = signature if not isinstance(signature, tuple | str) else None
     kwargs.pop("subok", None)
     kwargs.pop("order", None)  # memory layout: traced values have none
     gufunc_kwargs = {}
@@ -222,6 +231,9 @@ def call_ufunc(ufunc, inputs, kwargs):
     if kwargs:
         raise TypeError(f"{what}: unsupported keywords {sorted(kwargs)} on traced arrays")
     args = [_operand(a) for a in inputs]
+    if signature is not None:
+        loop = _loop_dtype(ufunc, signature, what)
+        args = [_cast(a, loop, casting, what) for a in args]
     if dtype is not None and ufunc not in _BOOL_RESULT:
         dtype = np.dtype(dtype)
         args = [_cast(a, dtype, casting, what) for a in args]
