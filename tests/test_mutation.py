@@ -141,6 +141,21 @@ def test_ufunc_out_on_owned_local():
     np.testing.assert_allclose(ad.grad(lambda x: np.sum(f(x)))(X), np.cos(X) * X + np.sin(X))
 
 
+def test_ufunc_out_into_a_view_and_with_where():
+    def f(x):
+        y = np.zeros_like(x)
+        np.add(x[:2], 1.0, out=y[1:3])
+        np.multiply(x, 2.0, out=y, where=x > 4.5)
+        return y
+
+    expected = np.zeros(6)
+    np.add(X[:2], 1.0, out=expected[1:3])
+    np.multiply(X, 2.0, out=expected, where=X > 4.5)
+    np.testing.assert_array_equal(ad.jvp(f)(X, tangents=np.ones(6))[0], expected)
+    g = ad.grad(lambda x: np.sum(f(x) * np.arange(6.0)))(X)
+    np.testing.assert_array_equal(g, [1.0, 2.0, 0, 0, 8.0, 10.0])
+
+
 def test_fill_writes_every_element():
     def f(x):
         y = x.copy()
