@@ -287,3 +287,21 @@ def test_cupy_arrays_are_a_provider():
     g = ad.grad(_loss)(cupy.asarray(x))
     assert isinstance(g, cupy.ndarray)
     np.testing.assert_allclose(cupy.asnumpy(g), _expected_grad(x), rtol=1e-10)
+
+
+@pytest.mark.parametrize("xp", [np, strict], ids=["numpy", "strict"])
+def test_staged_dtypes_are_the_providers_and_can_select_branches(xp):
+    def f(x):
+        ns = x.__array_namespace__()
+        assert x.dtype == ns.float32 and ns.finfo(x).dtype == ns.float32
+        assert ns.result_type(x, ns.float32) == ns.float32
+        assert ns.isdtype(x.dtype, "real floating")
+        if x.dtype == ns.float32:  # known while staging: the branch eager code takes
+            return ns.sum(x * 2.0)
+        return ns.sum(x)
+
+    x = xp.asarray([1.0, 2.0], dtype=xp.float32)
+    program = ad.stage(f, x)
+    out = program(x)
+    assert out.dtype == xp.float32
+    assert float(out) == 6.0
