@@ -203,3 +203,25 @@ def test_derived_programs_do_not_copy_transposed_constants():
     z = design @ w
     expected = design.T @ ((1 / (1 + np.exp(-z)) - 0.5) / 50)
     np.testing.assert_allclose(gradient(w), expected, rtol=1e-12)
+
+
+def test_dynamic_transforms_of_programs():
+    x = np.linspace(0.1, 1.0, 3)
+    cube = ad.stage(lambda v: np.sum(v ** 3), x)
+    np.testing.assert_allclose(ad.hessian(cube)(x), np.diag(6 * x), rtol=1e-13)
+    np.testing.assert_allclose(ad.jacobian(ad.stage(np.sin, x))(x), np.diag(np.cos(x)),
+                               rtol=1e-14)
+    _, hv = ad.hvp(cube)(x, vectors=np.ones(3))
+    np.testing.assert_allclose(hv, 6 * x, rtol=1e-13)
+
+
+def test_concurrent_calls_of_one_program_do_not_share_buffers():
+    from concurrent.futures import ThreadPoolExecutor
+
+    big = np.linspace(-1.0, 1.0, 50_000)
+    gradient = ad.grad(ad.stage(lambda v: np.sum(np.sin(v) * np.cos(v) + v * v), big))
+    inputs = [big + k for k in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(gradient, inputs))
+    for x, g in zip(inputs, results):
+        np.testing.assert_allclose(g, np.cos(2 * x) + 2 * x, rtol=1e-12, atol=1e-12)
