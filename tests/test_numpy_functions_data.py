@@ -161,6 +161,7 @@ CASES = [
     C("median", lambda x: np.median(x), X),
     C("median_axis", lambda x: np.median(x, 0, keepdims=True), X),
     C("median_nan", lambda x: np.median(x, 1), XN, grad=False),  # NaN rows: no derivative
+    C("median_empty", lambda x: np.median(x[:, :0], axis=1, keepdims=True), X, grad=False),
     C("quantile", lambda x: np.quantile(x, [0.2, 0.9], axis=1), X),
     C("quantile_traced_q", lambda x, w: np.quantile(x[0], np.abs(w) / 2), X, W),
     C("percentile", lambda x: np.percentile(x, 30, axis=(0, 1), keepdims=True), X),

@@ -70,6 +70,9 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
     picks = method in ("lower", "higher", "nearest")  # values taken, not interpolated
     out_dtype = np.result_type(dtype, aval_of(q).dtype) if strong_q and not picks else dtype
     q_shape = _shape(q)
+    kept = tuple(1 if d in axes else n_ for d, n_ in enumerate(_shape(a))) if keepdims else lead
+    if m == 0:  # NumPy's quantile of nothing is NaN
+        return ops.full_like(a, fill_value=np.nan, shape=q_shape + kept, dtype=out_dtype.name)
     qv = astype(q, dtype)
     if isinstance(q, Tracer) and scale != 1:
         qv = ops.divide(qv, scale)
@@ -108,9 +111,7 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
     # (lead..., k) -> q's shape + lead (+ kept unit axes)
     k = _shape(out)[-1]
     out = _transpose(out, [len(lead)] + list(range(len(lead))))
-    if keepdims:
-        lead = tuple(1 if d in axes else n_ for d, n_ in enumerate(_shape(a)))
-    out = _reshape(out, q_shape + lead) if (k, *lead) != q_shape + lead else out
+    out = _reshape(out, q_shape + kept) if (k, *lead) != q_shape + kept else out
     return astype(out, out_dtype)
 
 
