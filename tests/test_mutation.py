@@ -156,6 +156,20 @@ def test_ufunc_out_into_a_view_and_with_where():
     np.testing.assert_array_equal(g, [1.0, 2.0, 0, 0, 8.0, 10.0])
 
 
+def test_sort_method_sorts_an_owned_local_in_place():
+    def f(x):
+        y = x * np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+        assert y.sort() is None
+        return y * np.arange(1.0, 7.0)
+
+    y = X * np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    y.sort()
+    np.testing.assert_array_equal(ad.jvp(f)(X, tangents=np.ones(6))[0], y * np.arange(1.0, 7.0))
+    check_grads(f, [X], order=2)
+    with pytest.raises(ad.MutationError, match=r"np\.sort"):
+        ad.grad(lambda x: (x.sort(), np.sum(x))[1])(X)
+
+
 def test_fill_writes_every_element():
     def f(x):
         y = x.copy()

@@ -426,9 +426,10 @@ class ArrayTracer(Tracer):
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         return np.trace(self, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype, out=out)
 
-    def sort(self, axis=-1, kind=None, order=None):
-        raise TypeError("ndarray.sort() sorts in place, which traced values cannot do; use "
-                        "y = np.sort(x, axis) instead")
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """Sort in place like NumPy (functionalized); an input raises MutationError."""
+        assign_inplace(self, np.sort(self, axis=axis, kind=kind, order=order, stable=stable),
+                       "ndarray.sort() (in place; np.sort(x) returns a sorted copy)")
 
     def argsort(self, axis=-1, kind=None, order=None, stable=None):
         return np.argsort(self, axis=axis, kind=kind, order=order, stable=stable)
