@@ -64,14 +64,21 @@ def provider_of(x) -> object:
     return namespace_of((x,))
 
 
+# Libraries whose arrays speak the standard through array-api-compat's wrapper namespace
+_COMPAT = frozenset({"torch", "cupy"})
+
+
 def _foreign_namespace(x) -> object:
     t = type(x)
     if isinstance(x, np.ndarray):
         return np
-    if hasattr(x, "__array_namespace__") and t.__module__.split(".")[0] != "torch":
+    root = t.__module__.split(".")[0]
+    if root in _COMPAT:
+        import array_api_compat  # an optional dependency: only these providers need it
+
+        xp = array_api_compat.array_namespace(x)
+    elif hasattr(x, "__array_namespace__"):
         xp = x.__array_namespace__()
-    elif t.__module__.split(".")[0] == "torch":
-        from array_api_compat import torch as xp  # torch tensors speak the standard through it
     else:
         return np
     _NAMESPACES[t] = xp

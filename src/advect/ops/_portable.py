@@ -66,7 +66,7 @@ def scatter_add(xp, x, key, v):
         key = complete(key)
         out[key] = out[key] + v
         return out
-    add_at = getattr(getattr(xp, "add", None), "at", None)  # CuPy's ufuncs have .at
+    add_at = _add_at(xp)
     if add_at is not None:
         out = xp.asarray(x, copy=True)
         add_at(out, key, v)
@@ -74,6 +74,17 @@ def scatter_add(xp, x, key, v):
     out = np.array(_host(x))
     np.add.at(out, _host_key(key), _host(v))
     return xp.asarray(out, device=x.device)
+
+
+def _add_at(xp):
+    """The provider's unbuffered ``add.at`` (NumPy-style ufuncs: CuPy, also when reached
+    through array-api-compat's wrapper namespace), or None."""
+    add_at = getattr(getattr(xp, "add", None), "at", None)
+    if add_at is None and getattr(xp, "__name__", "").endswith("cupy"):
+        import cupy
+
+        add_at = cupy.add.at
+    return add_at
 
 
 def scatter(xp, x, key, v):
