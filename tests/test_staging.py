@@ -418,3 +418,16 @@ def test_captured_arrays_are_fresh_copies_on_providers_without_read_only_arrays(
     _, second = program(strict.asarray([0.0, 0.0]))
     assert type(first) is type(table) and first is not second
     np.testing.assert_array_equal(np.asarray(first), [1.0, 2.0])
+
+
+MODULE_RNG = np.random.default_rng(7)
+
+
+def test_generators_named_by_the_function_are_caught_and_rewound():
+    closure_rng = np.random.default_rng(3)
+    for draw, rng in ((lambda x: x + closure_rng.normal(size=x.shape), closure_rng),
+                      (lambda x: x + MODULE_RNG.normal(size=x.shape), MODULE_RNG)):
+        before = rng.bit_generator.state
+        with pytest.raises(AmbientRandomnessError, match="(?i)rng"):
+            ad.stage(draw, SAMPLE)
+        assert rng.bit_generator.state == before

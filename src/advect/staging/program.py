@@ -33,7 +33,7 @@ from .specs import (
     is_spec,
     spec_of_example,
 )
-from .trace import stage_trace_of, trace_graph
+from .trace import generators_untouched, stage_trace_of, trace_graph
 
 __all__ = ["stage", "StagedProgram", "ArraySpec", "StaticSpec", "AbstractValue",
            "OptimizationReport", "PassReport", "Constant", "SUPPORTED_API_VERSIONS",
@@ -275,8 +275,9 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
         args, kwargs = tree_unflatten(in_def, leaves)
         return function(*args, **kwargs)
 
-    graph, out_def = trace_graph(call, in_avals, np if xp is None else xp,
-                                 array_api_version=version)
+    with generators_untouched(function):
+        graph, out_def = trace_graph(call, in_avals, np if xp is None else xp,
+                                     array_api_version=version)
     validate(graph)
     graph, report = optimize(graph)
     graph = renumber(graph)

@@ -24,7 +24,7 @@ from ..pytree import TreeDef, tree_flatten
 from .graph import Graph, Literal, Node
 
 __all__ = ["StageTrace", "StageTracer", "AmbientRandomnessError", "trace_graph",
-           "no_ambient_randomness", "stage_trace_of"]
+           "no_ambient_randomness", "generators_untouched", "stage_trace_of"]
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -206,6 +206,73 @@ def no_ambient_randomness() -> Iterator[None]:
                 for name, value in _originals.items():
                     setattr(np.random, name, value)
                 _originals.clear()
+
+
+def _state(obj):
+    if isinstance(obj, np.random.RandomState):
+        return obj.get_state(legacy=False)
+    return obj.bit_generator.state if isinstance(obj, np.random.Generator) else obj.state
+
+
+def _same_state(a, b) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(
+            _same_state(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b
+
+
+def _set_state(obj, state) -> None:
+    if isinstance(obj, np.random.RandomState):
+        obj.set_state(state)
+    elif isinstance(obj, np.random.Generator):
+        obj.bit_generator.state = state
+    else:
+        obj.state = state
+
+
+def _generators_of(function) -> list[tuple[str, object]]:
+    """Random generators the function names directly: closure cells and globals it reads.
+    (NumPy's global RandomState is not watched: other threads may draw from it meanwhile.)"""
+    kinds = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+    found: list[tuple[str, object]] = []
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return found
+    for name, cell in zip(code.co_freevars, getattr(function, "__closure__", None) or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, kinds):
+            found.append((name, value))
+    namespace = getattr(function, "__globals__", {})
+    for name in code.co_names:
+        value = namespace.get(name)
+        if isinstance(value, kinds):
+            found.append((name, value))
+    return found
+
+
+@contextmanager
+def generators_untouched(function) -> Iterator[None]:
+    """Raise if ``function`` drew numbers from a generator it names; restore its state."""
+    watched = [(name, g, _state(g)) for name, g in _generators_of(function)]
+    failed = True
+    try:
+        yield
+        failed = False
+    finally:
+        for name, g, state in watched:
+            if not _same_state(_state(g), state):
+                _set_state(g, state)
+                if not failed:
+                    raise AmbientRandomnessError(
+                        f"the random generator {name!r} was used while staging: its numbers "
+                        "would be frozen into the program and repeat on every call. Draw them "
+                        "outside and pass them in as an input (ArraySpec), or use a dynamic "
+                        "transform")
 
 
 # --- tracing a function --------------------------------------------------------------------------
