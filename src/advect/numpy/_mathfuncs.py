@@ -38,13 +38,22 @@ def _kind(x):
 # --- convolution -----------------------------------------------------------------------------
 
 def _full_convolution(a, v):
-    """``np.convolve(a, v, 'full')``: a Toeplitz gather of ``v`` times ``a``."""
-    n, m = _shape(a)[0], _shape(v)[0]
-    zeros = ops.zeros_like(v, shape=(n - 1,))
-    padded = ops.concat(zeros, v, zeros, axis=0) if n > 1 else v
-    k, i = np.arange(n + m - 1)[:, None], np.arange(n)[None, :]
-    toeplitz = take_axis(padded, k - i + n - 1, 0)  # toeplitz[k, i] = v[k - i] (0 outside)
-    return ops.matmul(toeplitz, a)
+    """``np.convolve(a, v, 'full')`` as shifted copies of the longer array scaled by the
+    entries of the shorter one: linear memory, one multiply-add per entry of the shorter."""
+    if _shape(v)[0] > _shape(a)[0]:  # convolution commutes
+        a, v = v, a
+    m = _shape(v)[0]
+    dtype = np.result_type(aval_of(a).dtype, aval_of(v).dtype).name
+    total = None
+    for j in range(m):
+        parts = [ops.zeros_like(a, shape=(j,), dtype=dtype)] if j else []
+        parts.append(a)
+        if m - 1 - j:
+            parts.append(ops.zeros_like(a, shape=(m - 1 - j,), dtype=dtype))
+        shifted = ops.concat(*parts, axis=0) if len(parts) > 1 else a
+        term = ops.multiply(shifted, ops.gather(v, index=(j,)))
+        total = term if total is None else ops.add(total, term)
+    return total
 
 
 def _convolve_mode(full, n, m, mode, same_start=None):

@@ -191,34 +191,46 @@ def _histogram_bin_edges(a, bins=10, range=None, weights=None):
     return _bin_edges(_ravel(operand(a)), bins, range)
 
 
-def _bin_onehot(a, edges):
-    """(n, bins) booleans: which bin each value falls in (the last bin includes its right
-    edge; values outside the edges fall in none)."""
+def _bin_index(a, edges):
+    """The bin of each value and whether it falls inside the edges (the last bin includes its
+    right edge)."""
     nbins = _shape(edges)[0] - 1
     idx = ops.subtract(ops.searchsorted(edges, a, side="right"), 1)
     last = slice_along(edges, nbins, nbins + 1, 0)
     idx = ops.where(ops.equal(a, last), nbins - 1, idx)
     inside = ops.logical_and(ops.greater_equal(a, slice_along(edges, 0, 1, 0)),
                              ops.less_equal(a, last))
-    hits = ops.equal(ops.expand_dims(idx, axes=(1,)), np.arange(nbins))
-    return ops.logical_and(hits, ops.expand_dims(inside, axes=(1,)))
+    return idx, inside
+
+
+def _bin_counts(flat_bin, inside, size, weights):
+    """Counts (or summed weights) per bin: one scatter-add, outside values into a spare slot."""
+    slot = ops.where(inside, flat_bin, size)
+    if weights is None:
+        ones = ops.full_like(slot, fill_value=1)
+        counts = ops.scatter_add(ops.zeros_like(ones, shape=(size + 1,)), ones, slot,
+                                 index=("array",))
+    else:
+        counts = ops.scatter_add(ops.zeros_like(weights, shape=(size + 1,)), weights, slot,
+                                 index=("array",))
+    return slice_along(counts, 0, size, 0)
+
+
+def _edge_widths(edges):
+    k = _shape(edges)[0] - 1
+    return ops.subtract(slice_along(edges, 1, k + 1, 0), slice_along(edges, 0, k, 0))
 
 
 @implements(np.histogram)
 def _histogram(a, bins=10, range=None, density=None, weights=None):
     a = _ravel(operand(a))
     edges = _bin_edges(a, bins, range)
-    onehot = _bin_onehot(a, edges)
-    if weights is None:
-        counts = reduction(ops.reduce_sum, astype(onehot, np.int64), 0, False)
-    else:
-        w = ops.expand_dims(_ravel(operand(weights)), axes=(1,))
-        counts = reduction(ops.reduce_sum, ops.where(onehot, w, 0), 0, False)
+    idx, inside = _bin_index(a, edges)
+    w = None if weights is None else _ravel(operand(weights))
+    counts = _bin_counts(idx, inside, _shape(edges)[0] - 1, w)
     if density:
-        nbins = _shape(edges)[0] - 1
-        widths = ops.subtract(slice_along(edges, 1, nbins + 1, 0), slice_along(edges, 0, nbins, 0))
         total = reduction(ops.reduce_sum, counts, None, False)
-        counts = ops.divide(ops.divide(counts, total), widths)
+        counts = ops.divide(ops.divide(counts, total), _edge_widths(edges))
     return counts, edges
 
 
@@ -248,24 +260,24 @@ def _histogramdd(sample, bins=10, range=None, density=None, weights=None):
     n, dims = _shape(sample)
     bins = [bins] * dims if isinstance(bins, int | np.integer) else list(bins)
     ranges = [None] * dims if range is None else list(range)
-    hits, edges = None, []
+    flat_bin, inside, edges, size = 0, True, [], 1
     for d in builtins.range(dims):  # the parameter `range` shadows the builtin
         column = ops.gather(sample, index=((0, n, 1), d))
         e = _bin_edges(column, bins[d], ranges[d], None if ranges[d] is None else np.float64)
         edges.append(e)
-        onehot = _bin_onehot(column, e)
-        hits = onehot if hits is None else ops.logical_and(
-            ops.expand_dims(hits, axes=(d + 1,)),
-            _reshape(onehot, (n,) + (1,) * d + (_shape(onehot)[1],)))
-    w = 1.0 if weights is None else _reshape(astype(operand(weights), np.float64),
-                                             (n,) + (1,) * dims)
-    counts = reduction(ops.reduce_sum, ops.where(hits, w, 0.0), 0, False)
+        idx, inside_d = _bin_index(column, e)
+        k = _shape(e)[0] - 1
+        flat_bin = ops.add(ops.multiply(flat_bin, k), idx)  # C order over the bin axes
+        inside = ops.logical_and(inside, inside_d)
+        size *= k
+    w = np.ones(n) if weights is None else astype(_ravel(operand(weights)), np.float64)
+    counts = _reshape(_bin_counts(flat_bin, inside, size, w),
+                      tuple(_shape(e)[0] - 1 for e in edges))
     if density:
         volume = None
         for d, e in enumerate(edges):
             k = _shape(e)[0] - 1
-            width = _reshape(ops.subtract(slice_along(e, 1, k + 1, 0), slice_along(e, 0, k, 0)),
-                             (1,) * d + (k,) + (1,) * (dims - d - 1))
+            width = _reshape(_edge_widths(e), (1,) * d + (k,) + (1,) * (dims - d - 1))
             volume = width if volume is None else ops.multiply(volume, width)
         counts = ops.divide(ops.divide(counts, reduction(ops.reduce_sum, counts, None, False)),
                             volume)
