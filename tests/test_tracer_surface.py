@@ -246,3 +246,53 @@ def test_array_constructors_honour_ndmin_and_copy():
         return np.sum(a) + np.sum(b) + np.sum(d)
 
     np.testing.assert_array_equal(ad.grad(f)(np.array([1.0, 2.0])), [2.0, 2.0])
+
+
+SEARCH = np.array([[0.3, -1.0, 2.5, 0.1], [1.5, 0.2, -0.7, 3.0]])
+
+
+@pytest.mark.parametrize("name, f", [
+    ("argpartition", lambda x: x.argpartition(1, axis=1)),
+    ("searchsorted", lambda x: np.sort(x[1]).searchsorted([0.0, 1.0])),
+    ("choose", lambda x: (x[0] > 0).astype(np.int64).choose([x[0], x[1]])),
+    ("compress", lambda x: x.compress([True, False, True, True], axis=1)),
+    ("tobytes", lambda x: x.tobytes()),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_more_methods_match_numpy(name, f):
+    got, want = _traced(f, SEARCH), f(SEARCH)
+    if isinstance(want, bytes):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_in_place_partition_and_put_on_owned_locals():
+    def f(x):
+        y = x.copy()
+        y.partition(1, axis=1)
+        z = x * 2.0
+        z.put([0, 5], [10.0, x[0, 0]])
+        return y, z
+
+    y, z = SEARCH.copy(), SEARCH * 2.0
+    y.partition(1, axis=1)
+    z.put([0, 5], [10.0, SEARCH[0, 0]])
+    got = ad.jvp(f)(SEARCH, tangents=np.ones_like(SEARCH))[0]
+    np.testing.assert_array_equal(np.sort(got[0][:, :2], axis=1), np.sort(y[:, :2], axis=1))
+    np.testing.assert_array_equal(got[1], z)
+    g = ad.grad(lambda x: np.sum(f(x)[1]))(SEARCH)
+    expected = np.full_like(SEARCH, 2.0)
+    expected[0, 0], expected[1, 1] = 1.0, 0.0  # z[0] = 10 (constant), z[5] = x[0, 0]
+    np.testing.assert_array_equal(g, expected)
+    with pytest.raises(ad.MutationError):
+        ad.grad(lambda x: (x.put([0], [1.0]), np.sum(x))[1])(SEARCH)
+    with pytest.raises(TypeError, match="np.resize"):
+        ad.grad(lambda x: (x.copy().resize(3), np.sum(x))[1])(SEARCH)
+
+
+def test_base_names_the_array_a_view_was_taken_from():
+    def f(x):
+        y = x.copy()
+        assert y.base is None and y[0].base is y and y.T.base is y and y[0, 0].base is None
+        return np.sum(y)
+    ad.grad(f)(SEARCH)

@@ -17,7 +17,7 @@ from ..errors import TracingError
 from . import _functions, _ufuncs
 from ._construct import asarray
 from ._indexing import getitem
-from ._mutation import INPUT, assign_inplace, mark_view, owned_copy, setitem, write_plain
+from ._mutation import INPUT, View, assign_inplace, mark_view, owned_copy, setitem, write_plain
 
 __all__ = ["ArrayTracer", "INPUT"]
 
@@ -433,6 +433,40 @@ class ArrayTracer(Tracer):
 
     def argsort(self, axis=-1, kind=None, order=None, stable=None):
         return np.argsort(self, axis=axis, kind=kind, order=order, stable=stable)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """Partition in place like NumPy (functionalized); an input raises MutationError."""
+        assign_inplace(self, np.partition(self, kth, axis=axis, kind=kind, order=order),
+                       "ndarray.partition() (in place; np.partition(x, kth) returns a copy)")
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        return np.argpartition(self, kth, axis=axis, kind=kind, order=order)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return np.searchsorted(self, v, side=side, sorter=sorter)
+
+    def choose(self, choices, out=None, mode="raise"):
+        return np.choose(self, choices, out=out, mode=mode)
+
+    def compress(self, condition, axis=None, out=None):
+        return np.compress(condition, self, axis=axis, out=out)
+
+    def put(self, indices, values, mode="raise"):
+        """Write ``values`` at flat ``indices`` in place like NumPy (functionalized)."""
+        np.put(self, indices, values, mode=mode)
+
+    def resize(self, *new_shape, refcheck=True):
+        raise TypeError("ndarray.resize() changes an array's size in place, which traced values "
+                        "cannot do; use y = np.resize(x, shape) instead")
+
+    @property
+    def base(self):
+        """The array this one is a view of (None for an array that owns its value)."""
+        mut = self._mut
+        return mut.parent if type(mut) is View else None
+
+    def tobytes(self, order="C"):
+        return np.asarray(self._concrete_for(".tobytes()")).tobytes(order=order)
 
     def nonzero(self):
         return np.nonzero(self)
