@@ -20,7 +20,6 @@ from ._functions import (
     concrete,
     implements,
     operand,
-    reduction,
     take_axis,
 )
 from ._indexing_funcs import along_axis
@@ -120,9 +119,13 @@ def _digitize(x, bins, right=False):
 @implements(np.isin, nondiff=True)
 def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     element, test = operand(element), _ravel(operand(test_elements))
-    hits = ops.equal(ops.expand_dims(element, axes=(len(_shape(element)),)), test)
-    found = reduction(ops.reduce_max, hits, -1, False) if _shape(test)[0] else ops.zeros_like(
-        element, dtype="bool")
+    m = _shape(test)[0]
+    if m == 0:
+        found = ops.zeros_like(element, dtype="bool")
+    else:  # binary search in the sorted test values: n log m, no n-by-m comparison
+        ordered = take_axis(test, ops.argsort(test, axis=0, stable=False), 0)
+        at = ops.clip(ops.searchsorted(ordered, element, side="left"), 0, m - 1)
+        found = ops.equal(take_axis(ordered, at, 0), element)
     return ops.logical_not(found) if invert else found
 
 
