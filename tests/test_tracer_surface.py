@@ -296,3 +296,25 @@ def test_base_names_the_array_a_view_was_taken_from():
         assert y.base is None and y[0].base is y and y.T.base is y and y[0, 0].base is None
         return np.sum(y)
     ad.grad(f)(SEARCH)
+
+
+def test_flat_reads_and_writes_like_numpy():
+    def f(x):
+        y = x * 1.0
+        y.flat[[1, 6]] = x.flat[0] * 3.0
+        y.flat[-1] = 0.5
+        return y, [v for v in y.flat][2], len(y.flat)
+
+    y = SEARCH * 1.0
+    y.flat[[1, 6]] = SEARCH.flat[0] * 3.0
+    y.flat[-1] = 0.5
+    (got, third, n), _ = ad.jvp(f)(SEARCH, tangents=np.ones_like(SEARCH))
+    np.testing.assert_array_equal(got, y)
+    assert float(third) == y.flat[2] and n == y.size
+    g = ad.grad(lambda x: np.sum(f(x)[0]))(SEARCH)
+    expected = np.ones_like(SEARCH)
+    expected.flat[[1, 6, 7]] = 0.0
+    expected.flat[0] += 6.0
+    np.testing.assert_array_equal(g, expected)
+    with pytest.raises(ad.MutationError):
+        ad.grad(lambda x: (x.flat.__setitem__(0, 1.0), np.sum(x))[1])(SEARCH)

@@ -72,6 +72,30 @@ def _scalar_conversion(x, what):
     return x._concrete_for(what)
 
 
+class _Flat:
+    """``x.flat``: flat-index reads, and writes into ``x`` itself (functionalized)."""
+
+    __slots__ = ("_x",)
+
+    def __init__(self, x):
+        self._x = x
+
+    def __getitem__(self, key):
+        return np.ravel(self._x)[key]
+
+    def __setitem__(self, key, value):
+        x = self._x
+        flat = owned_copy(np.ravel(x))
+        flat[key] = value
+        assign_inplace(x, np.reshape(flat, x.shape), "x.flat[...] = value")
+
+    def __iter__(self):
+        return iter(np.ravel(self._x))
+
+    def __len__(self):
+        return self._x.size
+
+
 class ArrayTracer(Tracer):
     """Methods shared by every user-visible tracer. Subclasses provide ``aval`` and payload."""
 
@@ -458,6 +482,10 @@ class ArrayTracer(Tracer):
     def resize(self, *new_shape, refcheck=True):
         raise TypeError("ndarray.resize() changes an array's size in place, which traced values "
                         "cannot do; use y = np.resize(x, shape) instead")
+
+    @property
+    def flat(self):
+        return _Flat(self)
 
     @property
     def base(self):
