@@ -225,3 +225,12 @@ def test_concurrent_calls_of_one_program_do_not_share_buffers():
         results = list(pool.map(gradient, inputs))
     for x, g in zip(inputs, results):
         np.testing.assert_allclose(g, np.cos(2 * x) + 2 * x, rtol=1e-12, atol=1e-12)
+
+
+def test_vjp_program_with_argnames_only_selects_no_positional_input():
+    program = ad.stage(lambda a, *, b: a * b, np.ones(2),
+                       kw_specs={"b": ad.ArraySpec((2,), "float64")})
+    pullback = ad.vjp_program(program, argnames=("b",))
+    out = pullback(np.full(2, 3.0), b=np.ones(2), cotangent=np.array([1.0, 2.0]))
+    assert list(out) == ["b"]
+    np.testing.assert_array_equal(out["b"], [3.0, 6.0])

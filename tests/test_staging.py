@@ -431,3 +431,21 @@ def test_generators_named_by_the_function_are_caught_and_rewound():
         with pytest.raises(AmbientRandomnessError, match="(?i)rng"):
             ad.stage(draw, SAMPLE)
         assert rng.bit_generator.state == before
+
+
+def test_examples_of_several_providers_are_a_type_error():
+    strict = pytest.importorskip("array_api_strict")
+    with pytest.raises(TypeError, match="several array providers"):
+        ad.stage(lambda a, b: a, np.ones(2), strict.ones(2))
+
+
+def test_keyword_and_weak_calls_take_the_flat_fast_path_and_still_check():
+    program = ad.stage(lambda a, s, *, k: a * s + k, np.ones(2, np.float32), 2.0,
+                       kw_specs={"k": ad.ArraySpec((), "float32")})
+    k = np.asarray(1.0, np.float32)
+    out = program(np.ones(2, np.float32), 3.0, k=k)
+    assert out.dtype == np.float32 and out.tolist() == [4.0, 4.0]
+    with pytest.raises(ValueError, match="Python float"):
+        program(np.ones(2, np.float32), 3, k=k)
+    with pytest.raises(ValueError, match="float32"):
+        program(np.ones(2, np.float32), 3.0, k=np.asarray(1.0))

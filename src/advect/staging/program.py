@@ -32,6 +32,7 @@ from .specs import (
     check_call,
     is_spec,
     spec_of_example,
+    static_equal,
 )
 from .trace import generators_untouched, stage_trace_of, trace_graph
 
@@ -62,7 +63,7 @@ class StagedProgram:
 
     __slots__ = ("_graph", "_plan", "_plans", "_provider", "_in_def", "_specs", "_pos_specs",
                  "_kw_specs", "_out_def", "_out_python", "_version", "_report", "_seconds",
-                 "_fast", "_name", "__weakref__")
+                 "_fast", "_flat", "_name", "__weakref__")
 
     def __init__(self, *, graph: Graph, in_def: TreeDef, specs: list, out_def: TreeDef,
                  out_python: list[bool], version: str, report: OptimizationReport,
@@ -89,6 +90,7 @@ class StagedProgram:
             isinstance(s, ArraySpec) and not s.weak and s.device is None for s in specs)
             and in_def.children[0] == tree_flatten(tuple(specs))[1])
         set_(self, "_fast", tuple((s.shape, s.dtype) for s in specs) if simple else None)
+        set_(self, "_flat", _flat_checks(in_def, specs, pos, kw) if xp in (np, None) else None)
 
     def __setattr__(self, name, value):
         raise AttributeError("StagedProgram is immutable; stage again to change it")
@@ -105,6 +107,12 @@ class StagedProgram:
                     break
             else:
                 return self._finish(self._plan.run(args))
+        flat = self._flat
+        if flat is not None and len(args) == len(self._pos_specs) and len(kwargs) == len(
+                self._kw_specs):
+            operands = _flat_operands(flat, args, kwargs)
+            if operands is not None:
+                return self._finish(self._plan.run(operands))
         operands = check_call(self._in_def, self._specs, args, kwargs, self._provider)
         for a in operands:
             if isinstance(a, Tracer):
@@ -213,6 +221,44 @@ class StagedProgram:
                              out_def=self._out_def, out_python=flags, version=self._version,
                              report=self._report, seconds=self._seconds, name=self._name,
                              xp=self._provider)
+
+
+def _flat_checks(in_def: TreeDef, specs: list, pos: tuple, kw: dict):
+    """Per-leaf checks for a signature whose arguments are all leaves, in graph-input order:
+    ``(key, kind, a, b)`` with kind 0 an array (shape, dtype), 1 a weak scalar (its Python
+    type), 2 a static value."""
+    keys = list(range(len(pos))) + sorted(kw)
+    if len(keys) != len(specs):
+        return None
+    checks = []
+    for key, spec in zip(keys, specs):
+        if isinstance(spec, StaticSpec):
+            checks.append((key, 2, spec.value, None))
+        elif spec.weak:
+            checks.append((key, 1, PYTHON_SCALAR[spec.dtype.kind], None))
+        elif spec.device is None:
+            checks.append((key, 0, spec.shape, spec.dtype))
+        else:
+            return None
+    return tuple(checks)
+
+
+def _flat_operands(checks: tuple, args: tuple, kwargs: dict) -> list | None:
+    """The plan's operands if every leaf passes its check, else None (the full check runs)."""
+    operands = []
+    for key, kind, a, b in checks:
+        value = args[key] if type(key) is int else kwargs.get(key, checks)
+        if kind == 0:
+            if type(value) is not np.ndarray or value.dtype is not b or value.shape != a:
+                return None
+            operands.append(value)
+        elif kind == 1:
+            if type(value) is not a:
+                return None
+            operands.append(value)
+        elif not (value is a or static_equal(value, a)):
+            return None
+    return operands
 
 
 # --- stage -----------------------------------------------------------------------------------
