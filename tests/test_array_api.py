@@ -406,3 +406,14 @@ def test_array_object_surface_matches_numpy(name):
     assert type(value) is type(strict.asarray(x)) and type(tangent) is type(value)
     np.testing.assert_allclose(np.asarray(value), want_value, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(tangent), want_tangent, rtol=1e-12)
+
+
+def test_traced_fill_values_and_end_points_stay_differentiable():
+    def f(x):
+        xp = x.__array_namespace__()
+        top = xp.max(x)
+        return xp.sum(xp.full((2, 3), top) * xp.linspace(xp.min(x), top, 4)[1])
+
+    x = strict.asarray([0.5, 2.0, 1.0])
+    # f = 6 max (min + (max - min) / 3) = 4 min max + 2 max**2, with min = 0.5 and max = 2
+    np.testing.assert_allclose(np.asarray(ad.grad(f)(x)), [4 * 2.0, 4 * 0.5 + 4 * 2.0, 0.0])

@@ -15,7 +15,7 @@ from test_array_api import PARAMS, ROWS, _float_positions, _inputs, _lookup, _pa
 torch = pytest.importorskip("torch")
 txp = pytest.importorskip("array_api_compat.torch")
 
-REVISION = "2024.12"
+REVISION = "2025.12"  # array-api-compat declares it for torch
 SERVED = set(names(REVISION)) | {f"{e}.{n}" for e in ("linalg", "fft") for n in names(REVISION, e)}
 TORCH_PARAMS = [p for p in PARAMS if p.values[0] in SERVED and ROWS[p.values[0]].dynamic]
 
@@ -76,9 +76,13 @@ def test_torch_derivatives_match_numpy(name, k):
                 for i in positions]
     argnums = tuple(range(len(positions)))
     f_t = _partial(txp, name, t_args, t_kwargs, positions, case.post, REVISION)
-    f_n = _partial(np, name, np_args, kwargs, positions, case.post, REVISION)
     _, t_t = ad.jvp(f_t, argnums)(*[t_args[i] for i in positions],
                                   tangents=tuple(txp.asarray(t) for t in tangents))
+    if ROWS[name].introduced > np.__array_api_version__:
+        for got in tree_flatten(t_t)[0]:
+            assert isinstance(got, torch.Tensor)
+        return  # NumPy does not serve this revision: nothing to compare with
+    f_n = _partial(np, name, np_args, kwargs, positions, case.post, np.__array_api_version__)
     _, t_n = ad.jvp(f_n, argnums)(*[np_args[i] for i in positions], tangents=tuple(tangents))
     for got, want in zip(tree_flatten(t_t)[0], tree_flatten(t_n)[0]):
         assert isinstance(got, torch.Tensor)

@@ -108,6 +108,14 @@ def _full_like(ctx, x, /, fill_value, *, dtype=None, device=None):
     return _like(ctx, x, fill_value, dtype, device, "full_like")
 
 
+@translates("full")
+def _full(ctx, shape, fill_value, *, dtype=None, device=None):
+    check_device(fill_value, device, "full")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    dtype = aval_of(fill_value).dtype if dtype is None else numpy_dtype(dtype)
+    return _broadcast(cast(fill_value, dtype), shape)
+
+
 def _triangle(x, k, lower):
     shape = shape_of(x)
     if len(shape) < 2:

@@ -14,6 +14,7 @@ from . import _revisions
 __all__ = ["SupportRow", "support_table", "support_markdown"]
 
 # Functions that never take arrays to trace: they run on the provider and give constants.
+# (``full`` and ``linspace`` also take a traced fill value or end points.)
 PROVIDER_CALLS = frozenset({"arange", "empty", "eye", "full", "linspace", "ones", "zeros",
                             "fft.fftfreq", "fft.rfftfreq"})
 # Trace-time metadata: answered from shapes and dtypes, no graph node.
