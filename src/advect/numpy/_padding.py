@@ -106,6 +106,24 @@ def _linear_map(a, axis, before, after, mode, reflect_type):
     return _round_for(a, out) if dtype.kind in "iub" else out
 
 
+def _odd_reflection(a, axis, before, after, mode):
+    """A single odd reflection is ``2 * edge - even reflection``; wider pads reflect the
+    reflections, which the matrix handles."""
+    n = _shape(a)[axis]
+    if max(before, after) > (n - 1 if mode == "reflect" else n):
+        return _linear_map(a, axis, before, after, mode, "odd")
+    positions = np.pad(np.arange(n), (before, after), mode=mode)
+    parts = []
+    if before:
+        edge = ops.multiply(slice_along(a, 0, 1, axis), 2)
+        parts.append(ops.subtract(edge, take_axis(a, positions[:before], axis)))
+    parts.append(a)
+    if after:
+        edge = ops.multiply(slice_along(a, n - 1, n, axis), 2)
+        parts.append(ops.subtract(edge, take_axis(a, positions[n + before:], axis)))
+    return ops.concat(*parts, axis=axis) if len(parts) > 1 else a
+
+
 def _pad_axis(a, axis, before, after, mode, options):
     if mode in ("constant", "empty"):
         left, right = options["constant_values"][axis] if mode == "constant" else (0, 0)
@@ -124,7 +142,7 @@ def _pad_axis(a, axis, before, after, mode, options):
         return ops.concat(left, a, right, axis=axis)
     reflect_type = options["reflect_type"]
     if mode in ("reflect", "symmetric") and reflect_type == "odd":
-        return _linear_map(a, axis, before, after, mode, reflect_type)
+        return _odd_reflection(a, axis, before, after, mode)
     positions = np.pad(np.arange(_shape(a)[axis]), (before, after), mode=mode)
     return take_axis(a, positions, axis)
 
