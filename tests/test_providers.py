@@ -305,3 +305,22 @@ def test_staged_dtypes_are_the_providers_and_can_select_branches(xp):
     out = program(x)
     assert out.dtype == xp.float32
     assert float(out) == 6.0
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_each_revisions_namespace_serves_exactly_its_functions(revision):
+    from advect.array_api._revisions import EXTENSIONS, names
+
+    def f(x):
+        ns = x.__array_namespace__(api_version=revision)
+        newest = x.__array_namespace__(api_version=REVISIONS[-1])
+        for ext in ("", *EXTENSIONS):
+            here, every = (ns, newest) if not ext else (getattr(ns, ext), getattr(newest, ext))
+            expected = set(names(revision, ext))
+            assert {n for n in names(REVISIONS[-1], ext) if hasattr(here, n)} == expected
+            assert all(callable(getattr(here, n)) for n in expected)
+            assert expected <= {n for n in dir(every) if not n.startswith("_")} | {
+                "__array_namespace_info__"}
+        return x
+
+    ad.jvp(f)(strict.asarray(1.0), tangents=strict.asarray(1.0))
