@@ -8,6 +8,10 @@ no kinks, positive where logarithms appear).
 
 from __future__ import annotations
 
+import io
+import tempfile
+from pathlib import Path
+
 import numpy as np
 
 
@@ -38,6 +42,15 @@ def _written(write):
 
 def _dict(**kwargs):
     return kwargs
+
+
+def _raw_file():
+    path = Path(tempfile.mkdtemp()) / "values.bin"
+    np.arange(4.0).tofile(path)
+    return path
+
+
+RAW_FILE = _raw_file()
 
 
 FUNCTION_SAMPLES = _dict(**{
@@ -178,6 +191,43 @@ FUNCTION_SAMPLES = _dict(**{
     "numpy.sinc": (lambda a: np.sinc(a), [V]),
     "numpy.gradient": (lambda a: np.gradient(a), [V]),
     "numpy.ediff1d": (lambda a: np.ediff1d(a), [V]),
+    # rows without a derivative: sampled for the staged lifetime
+    "numpy.allclose": (lambda a, b: np.allclose(a, b), [M, M2]),
+    "numpy.array_equal": (lambda a, b: np.array_equal(a, b), [M, M2]),
+    "numpy.array_equiv": (lambda a, b: np.array_equiv(a, b), [M, M2]),
+    "numpy.isclose": (lambda a, b: np.isclose(a, b), [M, M2]),
+    "numpy.isin": (lambda a: np.isin(a, M2), [M]),
+    "numpy.argpartition": (lambda a: np.argpartition(a, 2), [V]),
+    "numpy.digitize": (lambda a: np.digitize(a, np.array([0.8, 1.2, 2.5])), [M]),
+    "numpy.searchsorted": (lambda a: np.searchsorted(np.sort(a), 1.0), [V]),
+    "numpy.ix_": (lambda a: np.ix_(np.argsort(a), np.argsort(a)), [V]),
+    "numpy.ravel_multi_index": (lambda a: np.ravel_multi_index((np.argsort(a), np.argsort(a)),
+                                                               (4, 4)), [V]),
+    "numpy.unravel_index": (lambda a: np.unravel_index(np.argsort(a), (2, 2)), [V]),
+    "numpy.packbits": (lambda a: np.packbits(a > 1.0), [M]),
+    "numpy.unpackbits": (lambda a: np.unpackbits(np.packbits(a > 1.0)), [M]),
+    "numpy.can_cast": (lambda a: a + float(np.can_cast(a, np.float32, "same_kind")), [M]),
+    "numpy.may_share_memory": (lambda a, b: a + float(np.may_share_memory(a, b)), [M, M2]),
+    "numpy.shares_memory": (lambda a, b: a + float(np.shares_memory(a, b)), [M, M2]),
+    "numpy.common_type": (lambda a: a.astype(np.common_type(a)), [M]),
+    "numpy.result_type": (lambda a: a.astype(np.result_type(a, np.float32)), [M]),
+    "numpy.min_scalar_type": (lambda a: a.astype(np.min_scalar_type(a)), [M]),
+    "numpy.einsum_path": (lambda a, b: np.einsum("ij,jk->ik", a, b, optimize=np.einsum_path(
+        "ij,jk->ik", a, b)[0]), [M, M2]),
+    "numpy.arange": (lambda a: np.arange(5, like=a), [M]),
+    "numpy.zeros": (lambda a: np.zeros(3, like=a), [M]),
+    "numpy.ones": (lambda a: np.ones(3, like=a), [M]),
+    "numpy.empty": (lambda a: np.empty(3, like=a) * 0.0, [M]),
+    "numpy.eye": (lambda a: np.eye(3, like=a), [M]),
+    "numpy.identity": (lambda a: np.identity(3, like=a), [M]),
+    "numpy.tri": (lambda a: np.tri(3, like=a), [M]),
+    "numpy.frombuffer": (lambda a: np.frombuffer(np.arange(3.0).tobytes(), like=a), [M]),
+    "numpy.fromfile": (lambda a: np.fromfile(RAW_FILE, like=a), [M]),
+    "numpy.fromiter": (lambda a: np.fromiter(range(4), float, like=a), [M]),
+    "numpy.fromstring": (lambda a: np.fromstring("1 2 3", sep=" ", like=a), [M]),
+    "numpy.loadtxt": (lambda a: np.loadtxt(io.StringIO("1 2\n3 4"), like=a), [M]),
+    "numpy.genfromtxt": (lambda a: np.genfromtxt(io.StringIO("1,2\n3,4"), delimiter=",",
+                                                 like=a), [M]),
 })
 
 
@@ -224,6 +274,21 @@ METHOD_SAMPLES = _dict(**{
     "to_device": (lambda a: a.to_device("cpu"), [M]),
     "compress": (lambda a: a.compress([True, False, True], axis=0), [M]),
     "put": (_written(lambda y, v: y.put([0, 4], v)), [M, W[:2]]),
+    "choose": (lambda a, b: (np.argsort(a) % 2).choose([a, b]), [V3, V3 + 1.0]),
+    "partition": (_written(lambda y: y.partition(2)), [V]),
+    "sort": (_written(lambda y: y.sort()), [V]),
+    "flat": (lambda a: a.flat[1:4], [M]),
+    "argpartition": (lambda a: a.argpartition(2), [V]),
+    "searchsorted": (lambda a: np.sort(a).searchsorted(1.0), [V]),
+    # metadata, read while staging
+    "base": (lambda a: a + (0.0 if a.base is None else 1.0), [M]),
+    "device": (lambda a: a + (0.0 if str(a.device) == "cpu" else 1.0), [M]),
+    "dtype": (lambda a: a.astype(a.dtype), [M]),
+    "itemsize": (lambda a: a * a.itemsize, [M]),
+    "nbytes": (lambda a: a * a.nbytes, [M]),
+    "ndim": (lambda a: a * a.ndim, [M]),
+    "shape": (lambda a: a.reshape(a.shape[::-1]), [T3]),
+    "size": (lambda a: a * a.size, [M]),
 })
 
 

@@ -38,6 +38,9 @@ _MODULES = (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft))
 # ndarray members that describe the array rather than compute from it: no derivative to take
 _METADATA = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "device",
                        "strides", "flags", "base", "ctypes", "data"})
+# ndarray members that export the data (to Python objects, bytes or files): they need the
+# concrete value, so they are dynamic only and end differentiation
+_EXPORTS = frozenset({"item", "tolist", "tobytes", "tofile", "dump", "dumps"})
 
 
 @dataclass(frozen=True)
@@ -154,10 +157,10 @@ def _ndarray_rows():
     for name in sorted(n for n in dir(np.ndarray) if not n.startswith("_")):
         supported = name in _tracer_members(ArrayTracer)
         function = getattr(np, name, None)
-        staged = supported and function not in dynamic_only and name not in ("item", "tolist")
-        diff = (supported and name not in _METADATA and name not in ("item", "tolist")
+        staged = supported and function not in dynamic_only and name not in _EXPORTS
+        diff = (supported and name not in _METADATA and name not in _EXPORTS
                 and function not in nondiff)
-        note = "reads the concrete value" if name in ("item", "tolist") else (
+        note = "reads the concrete value" if name in _EXPORTS else (
             "metadata" if name in _METADATA else "")
         rows.append(Row("ndarray method", f"ndarray.{name}", supported, staged, diff, note,
                         name))

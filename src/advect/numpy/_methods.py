@@ -507,4 +507,4 @@ class ArrayTracer(Tracer):
                         "use .astype() or .reshape()")
 
     # defined only to explain the alternative: advect.support_catalog lists them as unsupported
-    sort.refuses = view.refuses = True
+    view.refuses = resize.refuses = True
