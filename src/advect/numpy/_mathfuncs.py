@@ -346,10 +346,9 @@ def _vander(x, N=None, increasing=False):
     n = _shape(x)[0] if N is None else int(N)
     if n == 0:
         return ops.zeros_like(x, shape=(_shape(x)[0], 0))
-    from ._statistics import _cumprod_axis
     cols = ops.broadcast_to(ops.expand_dims(x, axes=(1,)), shape=(_shape(x)[0], n - 1))
-    powers = _cumprod_axis(ops.concat(ops.full_like(x, fill_value=1, shape=(_shape(x)[0], 1)),
-                                      cols, axis=1), 1)
+    powers = ops.cumulative_prod(ops.concat(
+        ops.full_like(x, fill_value=1, shape=(_shape(x)[0], 1)), cols, axis=1), axis=1)
     return powers if increasing else ops.flip(powers, axes=(1,))
 
 

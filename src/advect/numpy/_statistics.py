@@ -49,18 +49,6 @@ def _axis(a, axis):
 
 # --- scans and differences -------------------------------------------------------------------
 
-def _cumprod_axis(a, axis):
-    """Inclusive product scan in log2(n) steps of multiply (exact where values are zero)."""
-    n = _shape(a)[axis]
-    step = 1
-    while step < n:
-        ones = ops.full_like(a, fill_value=1, shape=_shape(a)[:axis] + (step,)
-                             + _shape(a)[axis + 1:])
-        a = ops.multiply(a, ops.concat(ones, slice_along(a, 0, n - step, axis), axis=axis))
-        step *= 2
-    return a
-
-
 @implements(np.cumprod)
 def _cumprod(a, axis=None, dtype=None, out=None):
     _no_out("cumprod", out)
@@ -69,7 +57,7 @@ def _cumprod(a, axis=None, dtype=None, out=None):
         a = astype(a, dtype)
     elif _kind(a) in "biu" and aval_of(a).dtype.itemsize < 8:
         a = astype(a, np.uint64 if _kind(a) == "u" else np.int64)
-    return _cumprod_axis(a, axis)
+    return ops.cumulative_prod(a, axis=axis)
 
 
 def _cumulative(scan, identity, x, axis, dtype, include_initial, name):
