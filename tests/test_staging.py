@@ -449,3 +449,15 @@ def test_keyword_and_weak_calls_take_the_flat_fast_path_and_still_check():
         program(np.ones(2, np.float32), 3, k=k)
     with pytest.raises(ValueError, match="float32"):
         program(np.ones(2, np.float32), 3.0, k=np.asarray(1.0))
+
+
+def test_a_staged_value_used_after_staging_is_an_escaped_tracer():
+    leaked = []
+
+    def leak(x):
+        leaked.append(x)
+        return x * 2
+
+    ad.stage(leak, SAMPLE)
+    with pytest.raises(ad.EscapedTracerError):
+        leaked[0] + 1

@@ -338,17 +338,23 @@ def fold(graph: Graph) -> Graph:
 PIPELINE = (("dce", dce), ("simplify", simplify), ("cse", cse), ("fold", fold))
 
 
+def _fingerprint(graph: Graph) -> tuple:
+    # rewrites build new nodes but keep untouched operands (Literals included) as they were
+    return (tuple((n.op.name, n.inputs, n.outputs) for n in graph.nodes), tuple(graph.outputs),
+            tuple(graph.constants))
+
+
 def optimize(graph: Graph, rounds: int = 3) -> tuple[Graph, OptimizationReport]:
     """Run the pipeline until nothing changes (at most ``rounds`` times), then a final DCE."""
     before = len(graph.nodes)
     passes = []
     for _ in range(rounds):
-        start = len(graph.nodes), len(graph.constants)
+        start = _fingerprint(graph)
         for name, run in PIPELINE:
             n = len(graph.nodes)
             graph = run(graph)
             passes.append(PassReport(name, n, len(graph.nodes)))
-        if (len(graph.nodes), len(graph.constants)) == start:
+        if _fingerprint(graph) == start:
             break
     n = len(graph.nodes)
     graph = dce(graph)
