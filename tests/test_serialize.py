@@ -267,3 +267,11 @@ def test_restored_and_derived_programs_replay_on_another_provider():
     pair = round_trip(ad.stage(lambda a, b: a + b, np.ones(2), np.ones(2)))
     with pytest.raises(TypeError, match="several array providers"):
         pair(np.ones(2), strict.ones(2, dtype=strict.float64))
+
+
+def test_programs_pickle_through_the_saved_format_and_copy_as_themselves():
+    import pickle
+
+    program = ad.value_and_grad(ad.stage(loss, SAMPLE))
+    _same(pickle.loads(pickle.dumps(program))(SAMPLE), program(SAMPLE))
+    assert copy.copy(program) is program and copy.deepcopy(program) is program

@@ -98,6 +98,16 @@ class StagedProgram:
     def __delattr__(self, name):
         raise AttributeError("StagedProgram is immutable")
 
+    def __copy__(self) -> StagedProgram:
+        return self
+
+    def __deepcopy__(self, memo) -> StagedProgram:
+        return self
+
+    def __reduce__(self):
+        # pickling goes through the saved format: a restored program, as from_dict gives
+        return (_restore, (self.to_dict(),))
+
     # --- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         fast = self._fast
@@ -221,6 +231,10 @@ class StagedProgram:
                              out_def=self._out_def, out_python=flags, version=self._version,
                              report=self._report, seconds=self._seconds, name=self._name,
                              xp=self._provider)
+
+
+def _restore(payload: dict) -> StagedProgram:
+    return StagedProgram.from_dict(payload)
 
 
 def _flat_checks(in_def: TreeDef, specs: list, pos: tuple, kw: dict):
