@@ -214,6 +214,12 @@ FUNCTION_SAMPLES = _dict(**{
     "numpy.min_scalar_type": (lambda a: a.astype(np.min_scalar_type(a)), [M]),
     "numpy.einsum_path": (lambda a, b: np.einsum("ij,jk->ik", a, b, optimize=np.einsum_path(
         "ij,jk->ik", a, b)[0]), [M, M2]),
+    "numpy.intersect1d": (lambda a, b: np.intersect1d(a, b),
+                          [np.array([0.5, 1.7, 2.9]), np.array([1.7, 2.3])]),
+    "numpy.save": (lambda a: (np.save(io.BytesIO(), a), a)[1], [M]),
+    "numpy.savetxt": (lambda a: (np.savetxt(io.StringIO(), a), a)[1], [M]),
+    "numpy.savez": (lambda a: (np.savez(io.BytesIO(), a=a), a)[1], [M]),
+    "numpy.savez_compressed": (lambda a: (np.savez_compressed(io.BytesIO(), a=a), a)[1], [M]),
     "numpy.arange": (lambda a: np.arange(5, like=a), [M]),
     "numpy.zeros": (lambda a: np.zeros(3, like=a), [M]),
     "numpy.ones": (lambda a: np.ones(3, like=a), [M]),
