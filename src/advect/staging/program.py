@@ -241,9 +241,9 @@ def _flat_checks(in_def: TreeDef, specs: list, pos: tuple, kw: dict):
     """Per-leaf checks for a signature whose arguments are all leaves, in graph-input order:
     ``(key, kind, a, b)`` with kind 0 an array (shape, dtype), 1 a weak scalar (its Python
     type), 2 a static value."""
+    if any(c.kind is not None for part in in_def.children for c in part.children):
+        return None  # an argument is a container
     keys = list(range(len(pos))) + sorted(kw)
-    if len(keys) != len(specs):
-        return None
     checks = []
     for key, spec in zip(keys, specs):
         if isinstance(spec, StaticSpec):
