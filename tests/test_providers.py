@@ -324,3 +324,28 @@ def test_each_revisions_namespace_serves_exactly_its_functions(revision):
         return x
 
     ad.jvp(f)(strict.asarray(1.0), tangents=strict.asarray(1.0))
+
+
+NUMPY_AUTHORED = {
+    "repeat": lambda x: np.sum(np.repeat(x, 2) ** 2),
+    "take": lambda x: np.sum(np.take(x, [0, 0]) * x[1]),
+    "delete": lambda x: np.sum(np.delete(x, 1) ** 2),
+    "tile": lambda x: np.sum(np.tile(x, 2) ** 2),
+    "sort": lambda x: np.sum(np.sort(x) * x),
+    "pad": lambda x: np.sum(np.pad(x, 1) ** 2),
+    "cumprod": lambda x: np.sum(np.cumprod(x)),
+    "trace of outer": lambda x: np.trace(np.outer(x, x)),
+    "diag": lambda x: np.sum(np.diag(x) ** 2) + np.sum(np.diag(np.outer(x, x), 1)),
+    "tril": lambda x: np.sum(np.tril(np.outer(x, x)) + np.triu(np.outer(x, x), 1) ** 2),
+    "where and mean": lambda x: np.mean(np.where(x > 1.5, x, 0.0) ** 2),
+    "norm and fft": lambda x: np.linalg.norm(x) + np.sum(np.abs(np.fft.rfft(x))),
+}
+
+
+@pytest.mark.parametrize("name", NUMPY_AUTHORED)
+def test_numpy_authored_functions_differentiate_strict_arrays(name):
+    f = NUMPY_AUTHORED[name]
+    x = np.array([1.0, 3.0, 2.0])
+    g = ad.grad(f)(strict.asarray(x))
+    assert type(g) is type(strict.asarray(x))
+    np.testing.assert_allclose(np.asarray(g), ad.grad(f)(x), rtol=1e-12)

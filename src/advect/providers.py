@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["namespace_of", "provider_of", "numpy_dtype", "is_array", "provider_name"]
+__all__ = ["namespace_of", "provider_of", "on_provider_of", "numpy_dtype", "is_array",
+           "provider_name"]
 
 _NAMESPACES: dict[type, object] = {np.ndarray: np}
 _SCALARS = (bool, int, float, complex, np.generic)
@@ -112,3 +113,22 @@ def numpy_dtype(dtype) -> np.dtype:
         if name in _TORCH_NAMES:
             return np.dtype(name)
         raise TypeError(f"unsupported dtype {dtype!r}") from None
+
+
+def on_provider_of(like, value):
+    """The NumPy array ``value`` as an array of ``like``'s provider and device, so that index
+    maps and constants a frontend builds with NumPy do not mix providers (a no-op for NumPy).
+
+    Example:
+        >>> import numpy as np
+        >>> on_provider_of(np.ones(2), np.arange(3)).tolist()
+        [0, 1, 2]
+    """
+    if type(value) is not np.ndarray:
+        return value
+    xp = provider_of(like)
+    if xp is np:
+        return value
+    from .dtypes import aval_of
+
+    return xp.asarray(value, device=aval_of(like).device)

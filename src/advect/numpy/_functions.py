@@ -14,7 +14,7 @@ from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
 from ..ops._rules import normalize_axes
-from ..providers import numpy_dtype
+from ..providers import numpy_dtype, on_provider_of
 
 __all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "NONDIFF", "array_function", "implements",
            "reduction", "astype", "concrete"]
@@ -94,13 +94,14 @@ def lift(like, value):
     if not isinstance(like, Tracer):
         return value
     zeros = ops.zeros_like(like, shape=value.shape, dtype=value.dtype.name)
-    return ops.add(zeros, value) if value.any() else zeros
+    return ops.add(zeros, on_provider_of(like, value)) if value.any() else zeros
 
 
 def take_axis(a, indices, axis):
     """``a`` indexed by the integer array ``indices`` along ``axis`` (``np.take`` semantics)."""
     shape = _shape(a)
-    return ops.gather(a, indices, index=tuple((0, n, 1) for n in shape[:axis]) + ("array",))
+    return ops.gather(a, on_provider_of(a, indices),
+                      index=tuple((0, n, 1) for n in shape[:axis]) + ("array",))
 
 
 def slice_along(a, start, stop, axis, step=1):

@@ -13,6 +13,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..ops._rules import normalize_axes
+from ..providers import on_provider_of
 from ._functions import (
     _moveaxis,
     _ravel,
@@ -175,7 +176,8 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     n = max(0, min(rows - max(-offset, 0), cols - max(offset, 0)))
     i = np.arange(n)
     lead = tuple((0, m, 1) for m in _shape(a)[:-2])
-    return ops.gather(a, i + max(-offset, 0), i + max(offset, 0), index=lead + ("array",) * 2)
+    return ops.gather(a, on_provider_of(a, i + max(-offset, 0)),
+                      on_provider_of(a, i + max(offset, 0)), index=lead + ("array",) * 2)
 
 
 @implements(np.trace)
@@ -196,8 +198,8 @@ def _diag(v, k=0):
     m = _shape(v)[0]
     n = m + abs(k)
     i = np.arange(m)
-    return ops.scatter(ops.zeros_like(v, shape=(n, n)), v, i + max(-k, 0), i + max(k, 0),
-                       index=("array", "array"))
+    return ops.scatter(ops.zeros_like(v, shape=(n, n)), v, on_provider_of(v, i + max(-k, 0)),
+                       on_provider_of(v, i + max(k, 0)), index=("array", "array"))
 
 
 @implements(np.diagflat)
@@ -213,13 +215,13 @@ def _tri_mask(a, k):
 @implements(np.tril)
 def _tril(m, k=0):
     m = operand(m)
-    return ops.where(_tri_mask(m, k), m, 0)
+    return ops.where(on_provider_of(m, _tri_mask(m, k)), m, 0)
 
 
 @implements(np.triu)
 def _triu(m, k=0):
     m = operand(m)
-    return ops.where(_tri_mask(m, k - 1), 0, m)
+    return ops.where(on_provider_of(m, _tri_mask(m, k - 1)), 0, m)
 
 
 @implements(np.fill_diagonal)
