@@ -101,9 +101,16 @@ def bind(op: Op, *args, **attrs):
     if debug_hooks is not None:
         return debug_hooks.bind(op, trace, args, attrs)
     if trace is None:
-        return op.impl(np if args and type(args[0]) is np.ndarray else namespace_of(args),
-                       *args, **attrs)
+        if args and type(args[0]) is np.ndarray:
+            return op.impl(np, *args, **attrs)
+        out = op.impl(namespace_of(args), *args, **attrs)
+        if isinstance(out, np.generic) and all(type(a) in _PYTHON_SCALARS for a in args):
+            return out.item()  # Python scalars in, a (weak) Python scalar out, as NEP 50 says
+        return out
     return trace.process(op, args, attrs)
+
+
+_PYTHON_SCALARS = (bool, int, float, complex)
 
 
 Op.__call__ = bind  # ops.sin(x) is bind(ops.sin, x), without an extra call frame
