@@ -262,17 +262,25 @@ def test_where_with_out_keeps_masked_entries():
         np.sqrt(x, out=y, where=x > 0)
         return y
     assert_same(traced(f, x), np.array([1.0, 7.0, np.sqrt(3.0)]))
-    # masked entries are computed and discarded, so their derivative must be finite too: in
-    # reverse mode 0 * nan would leak into the gradient (as in other array autodiff libraries)
-    x = np.array([1.0, 2.0, 4.0])
+    np.testing.assert_allclose(ad.grad(lambda x: np.sum(f(x)))(x),
+                               [0.5, 0.0, 0.5 / np.sqrt(3.0)])
 
-    def g(x):
-        y = np.full_like(x, 7.0)
-        np.sqrt(x, out=y, where=x > 1.5)
-        return y
-    np.testing.assert_allclose(ad.grad(lambda x: np.sum(g(x)))(x), [0.0, 0.5 / np.sqrt(2.0), 0.25])
+
+def test_safe_log_with_where_has_finite_gradients_in_both_modes():
+    # the masked entries are never evaluated at the singularity, so reverse mode does not
+    # multiply a zero cotangent by an infinite partial derivative
+    x = np.array([0.0, 1.0, 4.0])
+
+    def safe_log(x):
+        y = np.zeros_like(x)
+        np.log(x, out=y, where=x > 0)
+        return np.sum(y)
+    expected = [0.0, 1.0, 0.25]
+    np.testing.assert_array_equal(ad.grad(safe_log)(x), expected)
+    np.testing.assert_array_equal(ad.jvp(safe_log)(x, tangents=np.ones(3))[1], sum(expected))
+    np.testing.assert_array_equal(ad.grad(ad.stage(safe_log, x))(x), expected)
     with pytest.raises(TypeError, match="where="):
-        traced(lambda a: np.sqrt(a, where=a > 0), x)
+        traced(lambda a: np.sqrt(a, where=a > 0), np.ones(2))
 
 
 def test_out_on_an_input_and_into_a_plain_array_raise():

@@ -185,6 +185,19 @@ def _loop_dtype(ufunc, signature, what):
     return dtypes.pop()
 
 
+def _masked_inputs(ufunc, args, where):
+    """The operands with the entries ``where`` masks out replaced by an interior point of the
+    ufunc's domain: NumPy never computes those entries, and computing them at a singularity
+    (``np.log(x, out=y, where=x > 0)`` at 0) would turn reverse mode's ``0 * inf`` into NaN."""
+    if ufunc.signature is not None:
+        return args
+    with np.errstate(all="ignore"):
+        safe = next((v for v in (2.0, 0.5, 1.5)
+                     if np.all(np.isfinite(ufunc(*(v,) * ufunc.nin)))), 2.0)
+    return [ops.where(where, a, safe) if isinstance(a, Tracer) and aval_of(a).dtype.kind in "fc"
+            else a for a in args]
+
+
 def write_out(out, results, casting, what):
     """Write ``results`` into the ``out`` tuple of owned tracers (functionalized: each one is
     repointed to its new value); returns what NumPy returns, the ``out`` arrays."""
@@ -220,6 +233,7 @@ def call_ufunc(ufunc, inputs, kwargs):
     if out is not None and not isinstance(out, tuple):
         out = (out,)
     where = kwargs.pop("where", True)
+    where = True if where is True else _operand(where)
     casting = kwargs.pop("casting", "same_kind")
     dtype = kwargs.pop("dtype", None)
     signature = kwargs.pop("signature", None)
@@ -240,11 +254,10 @@ def call_ufunc(ufunc, inputs, kwargs):
     if where is True:
         result = found(*args, **gufunc_kwargs)
     else:
-        with np.errstate(all="ignore"):  # the masked-out entries are computed, then discarded
-            result = found(*args, **gufunc_kwargs)
         if out is None:
             raise TypeError(f"{what}: where= without out= leaves the masked entries "
                             "uninitialized; pass out= (an owned array) or use np.where")
+        result = found(*_masked_inputs(ufunc, args, where), **gufunc_kwargs)
         parts = result if isinstance(result, tuple) else (result,)
         parts = tuple(ops.where(where, _cast(r, aval_of(o).dtype, casting, what), o)
                       for r, o in zip(parts, out))
