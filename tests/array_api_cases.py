@@ -136,6 +136,11 @@ BINARY = {
 CASES: dict[str, list[Case]] = {name: [case(b)] for name, b in UNARY.items()}
 CASES.update({name: [case(*bs)] for name, bs in BINARY.items()})
 CASES["add"].append(case(F(3, 4), 2.5, label="scalar"))
+for _name in ("exp", "sin", "cosh", "tanh", "square", "negative", "abs", "sqrt", "log",
+              "reciprocal", "expm1", "log1p"):
+    CASES[_name].append(case(C(3, 4), label="complex"))
+for _name in ("multiply", "divide", "subtract", "pow"):
+    CASES[_name].append(case(C(3, 4), C(3, 4, seed=12), label="complex"))
 CASES["multiply"].append(case(3, F(3, 4), label="scalar"))
 
 CASES.update({
@@ -197,9 +202,12 @@ CASES.update({
     "sort": [case(D(3, 4)), case(D(3, 4), axis=0, descending=True, label="descending")],
     # statistics
     "max": [case(D(3, 4), axis=1)], "min": [case(D(3, 4))],
-    "mean": [case(F(3, 4), axis=0)], "prod": [case(F(3, 4), axis=1, keepdims=True)],
-    "std": [case(F(3, 4), correction=1)], "var": [case(F(3, 4), axis=1)],
-    "sum": [case(F(3, 4)), case(F(3, 4), axis=(0, 1), keepdims=True, label="keepdims")],
+    "mean": [case(F(3, 4), axis=0), case(C(3, 4), label="complex")],
+    "prod": [case(F(3, 4), axis=1, keepdims=True)],
+    "std": [case(F(3, 4), correction=1)],
+    "var": [case(F(3, 4), axis=1)],
+    "sum": [case(F(3, 4)), case(F(3, 4), axis=(0, 1), keepdims=True, label="keepdims"),
+            case(C(3, 4), axis=0, label="complex")],
     "cumulative_sum": [case(F(3, 4), axis=1),
                        case(F(5), include_initial=True, label="initial")],
     "cumulative_prod": [case(F(3, 4), axis=1)],
@@ -229,7 +237,8 @@ CASES.update({
     "linalg.pinv": [case(F(3, 4))],
     "linalg.qr": [case(F(4, 3))],
     "linalg.slogdet": [case(WELL(3))],
-    "linalg.solve": [case(WELL(3), F(3, 2, seed=11))],
+    "linalg.solve": [case(WELL(3), F(3, 2, seed=11)),
+                     case(WELL(3), C(3, 2, seed=11), label="complex")],
     "linalg.svd": [case(F(3, 4), full_matrices=False,
                         post=lambda xp, r: (r.U * r.U, r.S, r.Vh * r.Vh))],
     "linalg.svdvals": [case(F(3, 4))],
