@@ -349,3 +349,11 @@ def test_numpy_authored_functions_differentiate_strict_arrays(name):
     g = ad.grad(f)(strict.asarray(x))
     assert type(g) is type(strict.asarray(x))
     np.testing.assert_allclose(np.asarray(g), ad.grad(f)(x), rtol=1e-12)
+
+
+@pytest.mark.skipif(np.__array_api_version__ >= REVISIONS[-1], reason="NumPy serves them all")
+def test_staging_at_a_revision_the_examples_provider_lacks_is_a_type_error():
+    # spec 001: "TypeError - if the concrete array examples cannot use one common provider at
+    # the selected Array API revision"
+    with pytest.raises(TypeError, match=REVISIONS[-1]):
+        ad.stage(_neutral, np.ones(3), array_api_version=REVISIONS[-1])
