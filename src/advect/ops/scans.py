@@ -1,8 +1,8 @@
 """Scans beyond the cumulative sum: running product, running maximum and running minimum.
 
 Each takes a normalized non-negative ``axis``. Their derivatives are exact where the scan has
-zeros (product) or ties (max/min: the tangent of the first position that attained the running
-extreme passes).
+zeros (product: the product rule through a prefix scan, no division) or ties (max/min: the
+tangent of the position that set the running record passes).
 """
 
 from __future__ import annotations
@@ -23,19 +23,31 @@ def _cumulative_prod_abstract(x, *, axis):
     return Aval(x.shape, dtype, False, x.device)
 
 
+def _shifted(v, step, axis, fill, like):
+    """``v`` moved ``step`` places along ``axis``, the vacated front filled with ``fill``."""
+    aval = aval_of(v)
+    n = aval.shape[axis]
+    front = list(aval.shape)
+    front[axis] = step
+    pad = ops.full_like(like, fill_value=fill, shape=tuple(front), dtype=aval.dtype.name)
+    return ops.concat(pad, ops.slice_axis(v, start=0, stop=n - step, axis=axis), axis=axis)
+
+
 def _cumulative_prod_jvp(primals, tangents, out, *, axis):
-    # d out_i = sum_{j <= i} dx_j prod_{k <= i, k != j} x_k. Before the first zero z this is
-    # out_i * cumsum(dx / x)_i; from z on only j = z survives: dx_z times the product without x_z
-    # (zero again once a second zero is passed).
+    # The product rule through a prefix scan (Hillis-Steele: y <- y * shift(y, 1, 2, 4, ...)):
+    # only products and sums, so the rule is exact also where x has zeros, to every order, at
+    # O(n log n) cost instead of a division by x.
     (x,), (dx,) = primals, tangents
-    zero = ops.equal(x, 0)
-    zeros_seen = ops.cumulative_sum(zero, axis=axis)
-    first_zero = ops.logical_and(zero, ops.equal(zeros_seen, 1))
-    without_first_zero = cumulative_prod(ops.where(first_zero, 1, x), axis=axis)
-    ratios = ops.cumulative_sum(ops.divide(dx, ops.where(zero, 1, x)), axis=axis)
-    at_zero = ops.reduce_sum(ops.where(first_zero, dx, 0.0), axes=(axis,), keepdims=True)
-    factor = ops.where(ops.equal(zeros_seen, 0), ratios, at_zero)
-    return fit(ops.multiply(without_first_zero, factor), aval_of(out))
+    n = aval_of(x).shape[axis]
+    y, dy = x, fit(dx, out)
+    step = 1
+    while step < n:
+        y_before = _shifted(y, step, axis, 1, x)
+        dy = ops.add(ops.multiply(dy, y_before),
+                     ops.multiply(y, _shifted(dy, step, axis, 0, x)))
+        y = ops.multiply(y, y_before)
+        step *= 2
+    return dy
 
 
 cumulative_prod = Op(
