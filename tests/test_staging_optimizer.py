@@ -212,3 +212,9 @@ def test_negations_are_absorbed_exactly(fn, names):
     program = ad.stage(fn, X, X[::-1].copy())
     assert op_names(program) == names
     np.testing.assert_array_equal(program(X, X[::-1].copy()), fn(X, X[::-1].copy()))
+
+
+def test_x_times_x_is_square_so_cse_merges_the_spellings():
+    program = ad.stage(lambda x: np.log1p(x * x) + np.exp(-(x ** 2)), X)
+    assert op_names(program).count("square") == 1 and "multiply" not in op_names(program)
+    np.testing.assert_array_equal(program(X), np.log1p(X * X) + np.exp(-(X ** 2)))

@@ -97,7 +97,7 @@ _RESHAPES = ("reshape", "expand_dims", "squeeze")
 
 
 def _identity(graph, node):
-    """x*1, 1*x, x/1, x+0, 0+x, x-0, and ops that leave their operand unchanged."""
+    """x*1, 1*x, x/1, x+0, 0+x, x-0, ops that leave their operand unchanged; x*x is square."""
     name, ins, aval = node.op.name, node.inputs, graph.avals[node.outputs[0]]
     if name in ("multiply", "add"):
         unit = 1 if name == "multiply" else 0
@@ -115,6 +115,9 @@ def _identity(graph, node):
             return ins[0]
     if name == "permute_dims" and tuple(node.attrs["axes"]) == tuple(range(aval.ndim)):
         return ins[0]
+    if name == "multiply" and ins[0] == ins[1] and _same_aval(graph, ins[0], aval):
+        # x * x is square(x) bit for bit; one spelling lets CSE merge the two
+        return Node(ops.square, (ins[0],), {}, node.outputs)
     return None
 
 
