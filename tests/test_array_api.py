@@ -417,3 +417,14 @@ def test_traced_fill_values_and_end_points_stay_differentiable():
     x = strict.asarray([0.5, 2.0, 1.0])
     # f = 6 max (min + (max - min) / 3) = 4 min max + 2 max**2, with min = 0.5 and max = 2
     np.testing.assert_allclose(np.asarray(ad.grad(f)(x)), [4 * 2.0, 4 * 0.5 + 4 * 2.0, 0.0])
+
+
+def test_asarray_of_nested_lists_of_tracers_and_numbers_stays_differentiable():
+    def f(x):
+        xp = x.__array_namespace__()
+        m = xp.asarray([[1.0, 2.0], [x[1], x[0] * x[1]]])
+        return xp.sum(m * m)
+
+    # f = 5 + x1**2 + x0**2 x1**2
+    g = ad.grad(f)(strict.asarray([1.0, 2.0]))
+    np.testing.assert_allclose(np.asarray(g), [2 * 1.0 * 2.0**2, 2 * 2.0 + 2 * 1.0 * 2.0])

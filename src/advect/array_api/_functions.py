@@ -17,6 +17,7 @@ from ..errors import TracingError
 from ..numpy._mutation import owned_copy
 from ..ops._rules import broadcast_shapes, normalize_axes
 from ..providers import numpy_dtype
+from ._namespace import traced
 from ._tables import translates
 
 __all__ = ["shape_of", "cast", "ravel", "check_device", "axis_of", "iota"]
@@ -60,16 +61,18 @@ def _reshape_to(x, shape):
 
 # --- creation --------------------------------------------------------------------------------
 
-def _as_traced(ctx, obj, dtype):
-    """A (nested) list of tracers and scalars as one stacked tracer."""
-    if isinstance(obj, list | tuple):
-        parts = [_as_traced(ctx, e, dtype) for e in obj]
-        ref = next(p for p in parts if isinstance(p, Tracer))
-        parts = [p if isinstance(p, Tracer)
-                 else ops.full_like(ref, fill_value=p, shape=shape_of(ref)) for p in parts]
-        common = np.result_type(*[aval_of(p).dtype for p in parts])
-        return ops.concat(*[ops.expand_dims(cast(p, common), axes=(0,)) for p in parts], axis=0)
-    return obj
+def _as_traced(ctx, obj):
+    """A (nested) list of tracers, arrays and scalars as one stacked tracer."""
+    if not isinstance(obj, list | tuple):
+        return obj
+    if not traced(obj):
+        return ctx.xp.asarray(obj)
+    parts = [_as_traced(ctx, e) for e in obj]
+    ref = next(p for p in parts if isinstance(p, Tracer))
+    parts = [p if hasattr(p, "shape") else ops.full_like(ref, fill_value=p, shape=shape_of(ref))
+             for p in parts]
+    common = np.result_type(*[aval_of(p).dtype for p in parts])
+    return ops.concat(*[ops.expand_dims(cast(p, common), axes=(0,)) for p in parts], axis=0)
 
 
 @translates("asarray")
@@ -77,7 +80,7 @@ def _asarray(ctx, obj, /, *, dtype=None, device=None, copy=None):
     if copy is False and (not isinstance(obj, Tracer) or (
             dtype is not None and numpy_dtype(dtype) != aval_of(obj).dtype)):
         raise ValueError("asarray: copy=False cannot be honoured for this input")
-    out = _as_traced(ctx, obj, dtype)
+    out = _as_traced(ctx, obj)
     check_device(out, device, "asarray")
     if dtype is not None:
         out = cast(out, numpy_dtype(dtype))

@@ -56,11 +56,9 @@ def _is_dtype(x) -> bool:
 
 
 def traced(values) -> bool:
-    """Whether a tracer is among ``values`` or inside a list/tuple among them."""
+    """Whether a tracer is among ``values`` or inside (nested) lists and tuples among them."""
     for v in values:
-        if isinstance(v, Tracer):
-            return True
-        if isinstance(v, list | tuple) and any(isinstance(e, Tracer) for e in v):
+        if isinstance(v, Tracer) or (isinstance(v, list | tuple) and traced(v)):
             return True
     return False
 
