@@ -24,8 +24,6 @@ from array_api_cases import CASES, CONSTANT_CALLS
 
 strict = pytest.importorskip("array_api_strict")
 
-pytestmark = pytest.mark.filterwarnings("ignore:You are comparing a array_api_strict dtype")
-
 NEWEST = REVISIONS[-1]
 ROWS = {row.name: row for row in support_table(NEWEST)}
 TRACED = [r.name for r in support_table(NEWEST) if r.kind == "traced"]

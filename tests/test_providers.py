@@ -18,8 +18,6 @@ from advect.providers import namespace_of, provider_of
 
 strict = pytest.importorskip("array_api_strict")
 
-pytestmark = pytest.mark.filterwarnings("ignore:You are comparing a array_api_strict dtype")
-
 
 def _loss(x):
     xp = x.__array_namespace__()
