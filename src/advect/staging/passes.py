@@ -115,7 +115,8 @@ def _identity(graph, node):
             return ins[0]
     if name == "permute_dims" and tuple(node.attrs["axes"]) == tuple(range(aval.ndim)):
         return ins[0]
-    if name == "multiply" and ins[0] == ins[1] and _same_aval(graph, ins[0], aval):
+    if (name == "multiply" and ins[0] == ins[1] and _same_aval(graph, ins[0], aval)
+            and aval.dtype.kind in "iufc"):
         # x * x is square(x) bit for bit; one spelling lets CSE merge the two
         return Node(ops.square, (ins[0],), {}, node.outputs)
     return None
