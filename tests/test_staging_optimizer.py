@@ -218,3 +218,35 @@ def test_x_times_x_is_square_so_cse_merges_the_spellings():
     program = ad.stage(lambda x: np.log1p(x * x) + np.exp(-(x ** 2)), X)
     assert op_names(program).count("square") == 1 and "multiply" not in op_names(program)
     np.testing.assert_array_equal(program(X), np.log1p(X * X) + np.exp(-(X ** 2)))
+
+
+MENU = [
+    lambda a, b: a * 1.0, lambda a, b: 0.0 + a, lambda a, b: a - 0.0, lambda a, b: a / 1.0,
+    lambda a, b: np.negative(-a), lambda a, b: a * a, lambda a, b: a ** 2, lambda a, b: a + (-b),
+    lambda a, b: (-a) + b, lambda a, b: a - (-b), lambda a, b: 2.0 * (-a),
+    lambda a, b: a.reshape(3, 4).T.T.reshape(12), lambda a, b: a.reshape(4, 3).T.reshape(12),
+    lambda a, b: a.astype(np.float32).astype(np.float64),
+    lambda a, b: np.broadcast_to(np.sum(a), a.shape) * b, lambda a, b: np.sin(a) * np.cos(b),
+    lambda a, b: np.exp(-a * a) + np.tanh(b), lambda a, b: a * b + a * b,
+    lambda a, b: np.maximum(a, b) - np.minimum(a, b), lambda a, b: a[::-1] + np.ones_like(b),
+]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_optimized_random_programs_agree_with_eager_numpy(seed):
+    rng = np.random.default_rng(100 + seed)
+    steps = [(int(rng.integers(len(MENU))), int(rng.integers(8)), int(rng.integers(8)))
+             for _ in range(int(rng.integers(3, 10)))]
+
+    def f(x, y):
+        values = [x, y]
+        for k, i, j in steps:
+            values.append(MENU[k](values[i % len(values)], values[j % len(values)]))
+        return values[-1], values[-2] * 0.5
+
+    x, y = rng.uniform(-1, 1, 12), rng.uniform(-1, 1, 12)
+    program = ad.stage(f, x, y)
+    for got, want in zip(program(x, y), f(x, y)):
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+    for got, want in zip(program(y, x), f(y, x)):  # warm call, other data
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
