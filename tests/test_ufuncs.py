@@ -12,6 +12,7 @@ from advect.autodiff.forward import JVPTrace, JVPTracer
 from advect.numpy._ufunc_methods import METHODS, method_defined
 from advect.numpy._ufuncs import UFUNCS
 from advect.pytree import tree_map
+from advect.testing import check_grads
 from ufunc_samples import AT_INDEX, method_call, ufunc_args
 
 NUMPY_UFUNCS = sorted({v for v in vars(np).values() if isinstance(v, np.ufunc)},
@@ -202,6 +203,21 @@ def test_at_applies_repeated_indices_like_numpy(ufunc):
     f, args = method_call(ufunc, "at")
     assert AT_INDEX.tolist().count(2) == 2
     assert_same(traced(f, *args), f(*args))
+
+
+@pytest.mark.parametrize("ufunc", [np.multiply, np.maximum, np.divide, np.power],
+                         ids=lambda u: u.__name__)
+def test_at_with_many_repeats_matches_numpy(ufunc):
+    rng = np.random.default_rng(0)
+    a, idx, b = rng.uniform(1, 2, 6), rng.integers(-6, 6, 40), rng.uniform(0.9, 1.1, 40)
+
+    def f(a, b, idx=idx):
+        y = a.copy()
+        ufunc.at(y, idx, b)
+        return y
+    assert_same(traced(f, a, b), f(a, b))  # constant indices: one round per repeat count
+    assert_same(traced(lambda a, b, i: f(a, b, i), a, b, idx), f(a, b))  # traced indices
+    check_grads(f, (a, b), order=1)
 
 
 def test_at_with_a_multidimensional_advanced_index_and_slices():

@@ -273,8 +273,51 @@ def _advanced_position(index):
     return first if adjacent else 0
 
 
-def _entry(x, p):
-    return x[p] if isinstance(x, np.ndarray) else ops.gather(x, index=p)
+def _rounds(flat, index, shape):
+    """The flattened index positions in rounds of distinct targets: the r-th round holds each
+    target's r-th occurrence, so applying the rounds in order applies repeats in order. Traced
+    index arrays have no values to group by: then every position is its own round."""
+    m = len(flat[0]) if isinstance(flat[0], np.ndarray) else aval_of(flat[0]).shape[0]
+    if not all(isinstance(x, np.ndarray) for x in flat):
+        return [np.array([p]) for p in range(m)]
+    if m == 0:
+        return []
+    dims = [d for d, e in enumerate(e for e in index if e is not None) if e == "array"]
+    keys = np.stack([x % shape[d] for x, d in zip(flat, dims)], axis=1)
+    target = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1)
+    order = np.argsort(target, kind="stable")
+    starts = np.r_[0, np.flatnonzero(np.diff(target[order])) + 1]
+    rank = np.empty(m, dtype=np.int64)
+    rank[order] = np.arange(m) - np.repeat(starts, np.diff(np.r_[starts, m]))
+    return [np.flatnonzero(rank == r) for r in range(rank.max() + 1)]
+
+
+def _at_with_arrays(found, a, index, arrays, b, dtype, what):
+    """``ufunc.at`` with advanced indices, whose entries may repeat."""
+    shapes = [aval_of(x).shape for x in arrays]
+    common = broadcast_shapes(*shapes)
+    m = math.prod(common)
+    flat = [np.broadcast_to(x, common).reshape(-1) if isinstance(x, np.ndarray) else
+            ops.reshape(x if aval_of(x).shape == common else ops.broadcast_to(x, shape=common),
+                        shape=(m,)) for x in arrays]
+    lead = _advanced_position(index)
+    scalar = b is None or isinstance(b, bool | int | float | complex)
+    if not scalar:  # b with the broadcast index dimensions flattened into one
+        full = index_shape(a.shape, index, shapes)
+        b = ops.reshape(ops.broadcast_to(b, shape=full),
+                        shape=(*full[:lead], m, *full[lead + len(common):]))
+    new = a
+    for positions in _rounds(flat, index, a.shape):
+        entries = [x[positions] if isinstance(x, np.ndarray)
+                   else ops.gather(x, positions, index=("array",)) for x in flat]
+        current = ops.gather(new, *entries, index=index)
+        if b is None:
+            value = found(current)
+        else:
+            value = found(current, b if scalar else ops.gather(
+                b, positions, index=((None, None, None),) * lead + ("array",)))
+        new = ops.scatter(new, _cast(value, dtype, "unsafe", what), *entries, index=index)
+    return new
 
 
 def _at(ufunc, found, what, a, indices, b=None):
@@ -293,26 +336,8 @@ def _at(ufunc, found, what, a, indices, b=None):
         current = ops.gather(a, index=index)
         value = found(current) if b is None else found(current, b)
         new = ops.scatter(a, _cast(value, dtype, "unsafe", what), index=index)
-    else:  # one update per index entry, in order, so repeats see each other's results
-        shapes = [aval_of(x).shape for x in arrays]
-        common = broadcast_shapes(*shapes)
-        arrays = [x if aval_of(x).shape == common else
-                  (np.broadcast_to(x, common) if isinstance(x, np.ndarray)
-                   else ops.broadcast_to(x, shape=common)) for x in arrays]
-        if b is not None and not isinstance(b, bool | int | float | complex):
-            b = ops.broadcast_to(b, shape=index_shape(a.shape, index, shapes))
-        lead = ((None, None, None),) * _advanced_position(index)
-        new = a
-        for p in np.ndindex(*common):
-            entries = [_entry(x, p) for x in arrays]
-            current = ops.gather(new, *entries, index=index)
-            if b is None:
-                value = found(current)
-            else:
-                value = found(current, b if isinstance(b, bool | int | float | complex)
-                              else ops.gather(b, index=lead + p))
-            new = ops.scatter(new, _cast(value, dtype, "unsafe", what), *entries,
-                              index=index)
+    else:
+        new = _at_with_arrays(found, a, index, arrays, b, dtype, what)
     assign_inplace(a, new, what)
 
 
