@@ -250,3 +250,22 @@ def test_optimized_random_programs_agree_with_eager_numpy(seed):
         np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
     for got, want in zip(program(y, x), f(y, x)):  # warm call, other data
         np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_optimized_random_gradients_agree_with_dynamic_gradients(seed):
+    rng = np.random.default_rng(200 + seed)
+    steps = [(int(rng.integers(len(MENU))), int(rng.integers(8)), int(rng.integers(8)))
+             for _ in range(int(rng.integers(3, 8)))]
+
+    def loss(x, y):
+        values = [x, y]
+        for k, i, j in steps:
+            values.append(MENU[k](values[i % len(values)], values[j % len(values)]))
+        return np.sum(values[-1] * values[-2])
+
+    x, y = rng.uniform(-1, 1, 12), rng.uniform(-1, 1, 12)
+    staged = ad.grad(ad.stage(loss, x, y), (0, 1))(x, y)
+    dynamic = ad.grad(loss, (0, 1))(x, y)
+    for s, d in zip(staged, dynamic):
+        np.testing.assert_allclose(s, d, rtol=1e-12, atol=1e-12)
