@@ -8,6 +8,7 @@ the adjoint identity on NumPy, then required to agree on array-api-strict.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -207,7 +208,8 @@ def test_staged_matches_provider(name, k, xp):
                      or case.label == "descending"):
         pytest.skip("NumPy's own function differs from the 2025.12 standard")
     args, kwargs = _inputs(xp, case)
-    positions = tuple(i for i, a in enumerate(args) if _is_array(a))
+    positions = tuple(i for i, a in enumerate(args)
+                      if _is_array(a) or (isinstance(a, list) and all(map(_is_array, a))))
     if not positions:
         pytest.skip("no array input to stage")
     revision = NEWEST if xp is strict else "2024.12"
@@ -216,7 +218,7 @@ def test_staged_matches_provider(name, k, xp):
         full = list(args)
         for i, x in zip(positions, xs):
             full[i] = x
-        ns = xs[0].__array_namespace__()
+        ns = tree_flatten(xs)[0][0].__array_namespace__()
         return _lookup(ns, name)(*full, **kwargs)
 
     program = ad.stage(f, *[args[i] for i in positions], array_api_version=revision)
@@ -226,6 +228,31 @@ def test_staged_matches_provider(name, k, xp):
         expected = tuple(expected)
     _assert_same(program(*[args[i] for i in positions]), expected,
                  values=name != "empty_like")
+    if hasattr(expected, "_fields"):
+        pytest.xfail("saved programs hold no named tuples (staging/serialize.py)")
+    restored = ad.StagedProgram.from_dict(json.loads(json.dumps(program.to_dict())))
+    _assert_same(restored(*[args[i] for i in positions]), expected,
+                 values=name != "empty_like")
+
+
+@pytest.mark.parametrize("name,k", [p for p in DIFF_PARAMS if ROWS[p.values[0]].staged])
+def test_staged_derivatives_match_dynamic(name, k):
+    case = CASES[name][k]
+    args, kwargs = _inputs(strict, case)
+    positions = _float_positions(args, case)
+    if not positions:
+        pytest.skip("no floating input")
+    f = _partial(strict, name, args, kwargs, positions, case.post, NEWEST)
+    primals = [args[i] for i in positions]
+    argnums = tuple(range(len(positions)))
+    out, pullback = ad.vjp(f, argnums)(*primals)
+    cotangent = tree_map(lambda o: strict.ones_like(o), out)
+    want = pullback(cotangent)
+    program = ad.vjp_program(ad.stage(f, *primals), argnums=argnums)
+    got = program(*primals, cotangent=cotangent)
+    for g, w in zip(tree_flatten(got)[0], tree_flatten(want)[0]):
+        assert type(g) is type(w)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", [n for n in ROWS if n in CONSTANT_CALLS])
