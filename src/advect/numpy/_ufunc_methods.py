@@ -3,8 +3,9 @@
 Each method is written with the ufunc's own translation, so it is differentiable wherever the
 ufunc is. Common reductions and scans map to one op (``add.reduce`` is ``reduce_sum``,
 ``multiply.accumulate`` is ``cumulative_prod``, ``maximum.accumulate`` is ``cumulative_max``,
-``logaddexp.reduce`` is a stable log-sum-exp); any other ufunc folds over the reduced axis one
-element at a time, exactly as NumPy defines the method. ``ufunc.at`` is functionalized: it
+``logaddexp.reduce`` is a stable log-sum-exp, ``logaddexp.accumulate`` a log-depth prefix scan);
+any other ufunc folds over the reduced axis one element at a time, exactly as NumPy defines the
+method. ``ufunc.at`` is functionalized: it
 repoints the owned local array it updates, and applies repeated indices one after another
 (``add.at`` and ``subtract.at`` through ``scatter_add``, which accumulates them), casting the
 results to the array's dtype as NumPy does.
@@ -197,6 +198,27 @@ _FAST_ACCUMULATE = {np.add: ops.cumulative_sum, np.multiply: ops.cumulative_prod
                     np.maximum: ops.cumulative_max, np.minimum: ops.cumulative_min}
 
 
+# associative ufuncs with an identity accumulate by a log-depth prefix scan
+_ASSOCIATIVE = frozenset({np.logaddexp, np.logaddexp2, np.hypot, np.logical_and,
+                          np.logical_or, np.logical_xor, np.bitwise_and, np.bitwise_or,
+                          np.bitwise_xor, np.gcd})
+
+
+def _prefix_scan(found, y, axis, identity):
+    """Hillis-Steele: combine each entry with the one ``step`` before it, step = 1, 2, 4, ..."""
+    aval = aval_of(y)
+    n = aval.shape[axis]
+    step = 1
+    while step < n:
+        front = list(aval.shape)
+        front[axis] = step
+        pad = ops.full_like(y, fill_value=identity, shape=tuple(front), dtype=aval.dtype.name)
+        before = ops.concat(pad, ops.slice_axis(y, start=0, stop=n - step, axis=axis), axis=axis)
+        y = found(before, y)
+        step *= 2
+    return y
+
+
 def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
     a = _operand(array)
     if dtype is not None:
@@ -208,6 +230,9 @@ def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
     fast = _FAST_ACCUMULATE.get(ufunc)
     if fast is not None:
         result = fast(a, axis=axis)
+    elif ufunc in _ASSOCIATIVE:
+        result = _prefix_scan(found, _start(a, _fold_dtype(ufunc, a, what, scan=True)), axis,
+                              ufunc.identity)
     else:
         dtype = _fold_dtype(ufunc, a, what, scan=True)
         acc, parts = None, []
