@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..array_api._revisions import REVISIONS
 from ..core import Tracer
 from ..dtypes import Aval, aval_of, check_dtype
 from ..providers import namespace_of, numpy_dtype
@@ -21,8 +22,8 @@ from ..pytree import TreeDef, keystr, tree_flatten
 __all__ = ["ArraySpec", "StaticSpec", "AbstractValue", "SUPPORTED_API_VERSIONS",
            "LATEST_API_VERSION", "is_spec", "spec_of_example", "check_call", "leaves_up_to"]
 
-# Array API revisions a staged program can record; the Array API frontend imports this list
-SUPPORTED_API_VERSIONS = ("2022.12", "2023.12", "2024.12", "2025.12")
+# Array API revisions a staged program can record: the ones the Array API frontend serves
+SUPPORTED_API_VERSIONS = REVISIONS
 # the revision chosen when only specs are given (NumPy serves it, so examples agree with specs)
 LATEST_API_VERSION = "2024.12"
 
