@@ -234,3 +234,18 @@ def test_vjp_program_with_argnames_only_selects_no_positional_input():
     out = pullback(np.full(2, 3.0), b=np.ones(2), cotangent=np.array([1.0, 2.0]))
     assert list(out) == ["b"]
     np.testing.assert_array_equal(out["b"], [3.0, 6.0])
+
+
+def test_dynamic_transforms_inside_a_staged_function():
+    x = np.linspace(0.1, 1.0, 4)
+
+    def loss(v):
+        return np.sum(np.sin(v) ** 2)
+
+    gradient = ad.stage(lambda v: ad.grad(loss)(v), x)
+    np.testing.assert_allclose(gradient(x), np.sin(2 * x), rtol=1e-13)
+    hessian = ad.stage(lambda v: ad.hessian(loss)(v), x)
+    np.testing.assert_allclose(hessian(x), np.diag(2 * np.cos(2 * x)), rtol=1e-13)
+    block = ad.checkpoint(lambda v: np.sin(v) ** 2)
+    checkpointed = ad.stage(lambda v: ad.grad(lambda u: np.sum(block(u)))(v), x)
+    np.testing.assert_allclose(checkpointed(x), np.sin(2 * x), rtol=1e-13)
