@@ -199,7 +199,14 @@ def support_catalog() -> list[Row]:
 
 
 def catalog_counts(rows=None) -> dict:
-    """``{category: Counter(rows, dynamic, staged, differentiable, dynamic_only)}``."""
+    """``{category: Counter}`` of rows, and of rows dynamic, staged, differentiable and
+    dynamic only, over ``rows`` (default: the whole catalog).
+
+    Example:
+        >>> from advect.catalog import catalog_counts
+        >>> catalog_counts()["ufunc"]["rows"]
+        90
+    """
     counts = {}
     for row in support_catalog() if rows is None else rows:
         c = counts.setdefault(row.category, Counter())
@@ -216,7 +223,13 @@ def _mark(flag: bool) -> str:
 
 
 def catalog_markdown() -> str:
-    """The compatibility page: counts per category, then one table per category."""
+    """The compatibility page (Markdown): counts per category, then one table per category.
+
+    Example:
+        >>> from advect.catalog import catalog_markdown
+        >>> catalog_markdown().splitlines()[0]
+        '# NumPy compatibility'
+    """
     rows = support_catalog()
     counts = catalog_counts(rows)
     lines = ["# NumPy compatibility", "",
