@@ -207,6 +207,8 @@ def test_ops_the_plan_calls_as_ufuncs_compute_what_their_implementation_computes
     (lambda x, y: np.negative(np.exp(x)) + np.exp(y), ["exp", "exp", "subtract"]),
     (lambda x, y: np.exp(x) - np.negative(np.exp(y)), ["exp", "exp", "add"]),
     (lambda x, y: 2.0 * np.negative(np.exp(x)) + y, ["exp", "multiply", "add"]),
+    (lambda x, y: np.exp(x) + np.negative(np.sin(y)) * x, ["exp", "sin", "multiply",
+                                                          "subtract"]),
 ])
 def test_negations_are_absorbed_exactly(fn, names):
     program = ad.stage(fn, X, X[::-1].copy())

@@ -58,8 +58,9 @@ def dce(graph: Graph) -> Graph:
 # --- rewriting helpers ------------------------------------------------------------------------
 
 def _rewrite(graph: Graph, rule: Callable) -> Graph:
-    """Walk the nodes in order; ``rule(out, node, producer, sub)`` returns a replacement operand
-    for the node's single output, a replacement node, or None to keep it."""
+    """Walk the nodes in order; ``rule(out, node, producer)`` returns a replacement operand for
+    the node's single output, a replacement node, a list of nodes whose last one replaces it,
+    or None to keep it."""
     out = graph.copy()
     out.nodes = []
     sub: dict[int, object] = {}
@@ -68,6 +69,11 @@ def _rewrite(graph: Graph, rule: Callable) -> Graph:
         inputs = tuple(x if type(x) is Literal else sub.get(x, x) for x in node.inputs)
         node = Node(node.op, inputs, node.attrs, node.outputs)
         result = None if node.op.multiple_results else rule(out, node, producer)
+        if isinstance(result, list):
+            for extra in result[:-1]:
+                out.nodes.append(extra)
+                producer.update((v, extra) for v in extra.outputs)
+            result = result[-1]
         if isinstance(result, Node):
             node, result = result, None
         if result is not None:
@@ -241,11 +247,43 @@ def _scaled(graph, node, operands):
     return None
 
 
+def _uses(graph: Graph) -> dict[int, int]:
+    uses: dict[int, int] = {}
+    for x in [x for n in graph.nodes for x in n.inputs] + list(graph.outputs):
+        if type(x) is not Literal:
+            uses[x] = uses.get(x, 0) + 1
+    return uses
+
+
+def _negation_outward(graph, node, producer, uses):
+    """(-a) * b -> -(a * b) when the negation has no other use, so it can travel to where it
+    is absorbed (a later add, subtract or literal factor)."""
+    if node.op.name != "multiply":
+        return None
+    aval = graph.avals[node.outputs[0]]
+    for k in (0, 1):
+        x, other = node.inputs[k], node.inputs[1 - k]
+        inner = producer.get(x) if type(x) is not Literal else None
+        if (inner is None or inner.op.name != "negative" or uses.get(x) != 1
+                or type(other) is Literal):
+            continue
+        trial = (inner.inputs[0], other) if k == 0 else (other, inner.inputs[0])
+        if ops.multiply.abstract(*[operand_aval(graph, y) for y in trial]) != aval:
+            continue
+        product = graph.new_value(aval)
+        return [Node(ops.multiply, trial, {}, (product,)),
+                Node(ops.negative, (product,), {}, node.outputs)]
+    return None
+
+
 def simplify(graph: Graph) -> Graph:
     """Algebraic identities, cancelling chains, absorbed negations, implicit broadcasts."""
+    uses = _uses(graph)
+
     def rule(out, node, producer):
         for attempt in (_identity(out, node), _chain(out, node, producer),
                         _negations(out, node, producer),
+                        _negation_outward(out, node, producer, uses),
                         _implicit_broadcast(out, node, producer)):
             if attempt is not None:  # value id 0 is a valid replacement
                 return attempt
