@@ -241,8 +241,16 @@ def fuzz(iterations, seed):
     return loaded
 
 
-def test_fuzzed_payloads_raise_only_value_or_type_errors():
-    fuzz(300, seed=0)
+def test_fuzzed_payloads_raise_only_value_or_type_errors_and_allocate_little():
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fuzz(300, seed=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2 ** 20
 
 
 @pytest.mark.slow
