@@ -299,6 +299,18 @@ def test_safe_log_with_where_has_finite_gradients_in_both_modes():
         traced(lambda a: np.sqrt(a, where=a > 0), np.ones(2))
 
 
+def test_where_with_integer_operands_and_partial_out_tuples():
+    x = np.array([0.5, -1.0, 2.0])
+
+    def f(x):
+        y = np.zeros_like(x)
+        np.ldexp(x, 2, out=y, where=x > 0)
+        m = np.zeros_like(x)
+        np.frexp(x, out=(m, None), where=x > 0)
+        return np.sum(y + m)
+    np.testing.assert_allclose(ad.grad(f)(x), [4.0 + 1.0, 0.0, 4.0 + 0.25])
+
+
 def test_out_on_an_input_and_into_a_plain_array_raise():
     x = np.array([1.0, 2.0])
     with pytest.raises(ad.MutationError):

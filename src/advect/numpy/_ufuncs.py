@@ -185,15 +185,21 @@ def _loop_dtype(ufunc, signature, what):
     return dtypes.pop()
 
 
+def _finite_at(ufunc, v) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            return bool(np.all([np.isfinite(r) for r in np.atleast_1d(ufunc(*(v,) * ufunc.nin))]))
+    except TypeError:  # no floating-point loop (ldexp's exponent): any point will do
+        return True
+
+
 def _masked_inputs(ufunc, args, where):
     """The operands with the entries ``where`` masks out replaced by an interior point of the
     ufunc's domain: NumPy never computes those entries, and computing them at a singularity
     (``np.log(x, out=y, where=x > 0)`` at 0) would turn reverse mode's ``0 * inf`` into NaN."""
     if ufunc.signature is not None:
         return args
-    with np.errstate(all="ignore"):
-        safe = next((v for v in (2.0, 0.5, 1.5)
-                     if np.all(np.isfinite(ufunc(*(v,) * ufunc.nin)))), 2.0)
+    safe = next((v for v in (2.0, 0.5, 1.5) if _finite_at(ufunc, v)), 2.0)
     return [ops.where(where, a, safe) if isinstance(a, Tracer) and aval_of(a).dtype.kind in "fc"
             else a for a in args]
 
@@ -259,7 +265,8 @@ def call_ufunc(ufunc, inputs, kwargs):
                             "uninitialized; pass out= (an owned array) or use np.where")
         result = found(*_masked_inputs(ufunc, args, where), **gufunc_kwargs)
         parts = result if isinstance(result, tuple) else (result,)
-        parts = tuple(ops.where(where, _cast(r, aval_of(o).dtype, casting, what), o)
+        parts = tuple(r if o is None else ops.where(where, _cast(r, aval_of(o).dtype, casting,
+                                                                 what), o)
                       for r, o in zip(parts, out))
         result = parts if isinstance(result, tuple) else parts[0]
     if dtype is not None and ufunc in _BOOL_RESULT:
