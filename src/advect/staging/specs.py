@@ -122,7 +122,12 @@ class StaticSpec:
     def __init__(self, value: Any):
         if isinstance(value, Tracer):
             raise TypeError("StaticSpec: a traced value has no compile-time value")
-        object.__setattr__(self, "value", copy.deepcopy(value))
+        try:
+            snapshot = copy.deepcopy(value)
+        except Exception as exc:
+            raise TypeError(f"StaticSpec: cannot snapshot a {type(value).__name__} ({exc}); "
+                            "static values must be copyable Python values") from None
+        object.__setattr__(self, "value", snapshot)
 
     def __setattr__(self, name, value):
         raise AttributeError("StaticSpec is immutable")
