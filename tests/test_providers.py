@@ -355,3 +355,25 @@ def test_staging_at_a_revision_the_examples_provider_lacks_is_a_type_error():
     # the selected Array API revision"
     with pytest.raises(TypeError, match=REVISIONS[-1]):
         ad.stage(_neutral, np.ones(3), array_api_version=REVISIONS[-1])
+
+
+@pytest.mark.parametrize("revision", ["2022.12", "2023.12"])
+def test_strict_at_an_older_revision_differentiates_and_stages(revision):
+    # before 2024.12 element-wise functions refuse Python scalars and lack maximum, reciprocal,
+    # ...: the provider namespace lifts scalars and fills those in
+    def loss(x):
+        xp = x.__array_namespace__()
+        return (xp.sum(xp.log(x) ** 2) + xp.max(x) * 2.0 + xp.sum(xp.where(x > 0.2, x, 0.0))
+                + xp.sum(2.0 ** x) + xp.mean(xp.take(x, xp.asarray([1, 1]))))
+
+    x = np.array([0.1, 0.5, 0.3])
+    with strict.ArrayAPIStrictFlags(api_version=revision):
+        assert provider_revisions(strict)[-1] == revision
+        g = ad.grad(loss)(strict.asarray(x))
+        np.testing.assert_allclose(np.asarray(g), ad.grad(loss)(x), rtol=1e-12)
+        g32 = ad.grad(loss)(strict.asarray(x, dtype=strict.float32))
+        assert g32.dtype == strict.float32
+        program = ad.stage(loss, strict.asarray(x))
+        assert program.array_api_version == revision
+        np.testing.assert_allclose(np.asarray(ad.grad(program)(strict.asarray(x))), g,
+                                   rtol=1e-12)

@@ -6,6 +6,8 @@ through ``__array_namespace__`` (PyTorch through array-api-compat), imported laz
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = ["namespace_of", "provider_of", "on_provider_of", "numpy_dtype", "is_array",
@@ -40,7 +42,85 @@ def namespace_of(args) -> object:
             raise TypeError(
                 f"arrays of two providers meet in one operation ({provider_name(found)} and "
                 f"{provider_name(xp)}); convert them to one provider before the transform")
-    return np if found is None else found
+    if found is None or found is np:
+        return np
+    if getattr(found, "__array_api_version__", _SCALARS_FROM) < _SCALARS_FROM:
+        return _scalar_lifting(found)
+    return found
+
+
+# Element-wise functions take a Python scalar for one operand from this revision on; op
+# implementations rely on it (weak scalars keep float32 float32), so older providers get them
+# as 0-d arrays of the dtype the scalar would take.
+_SCALARS_FROM = "2024.12"
+_TAKE_SCALARS = frozenset({
+    "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal",
+    "hypot", "less", "less_equal", "logaddexp", "logical_and", "logical_or", "logical_xor",
+    "maximum", "minimum", "multiply", "nextafter", "not_equal", "pow", "remainder", "subtract",
+    "where"})
+_KINDS = "biufc"  # bool < int < float < complex
+_LIFTING: dict[int, object] = {}
+
+
+class _ScalarLifting:
+    """A provider namespace of a revision before 2024.12: its element-wise functions receive
+    Python scalars as 0-d arrays; everything else is the provider's own."""
+
+    def __init__(self, xp):
+        self._xp = xp
+        self.__name__ = provider_name(xp)
+
+    def __getattr__(self, name):
+        fallback = _FALLBACKS.get(name)
+        if fallback is not None and self._xp.__array_api_version__ < fallback[0]:
+            return functools.partial(fallback[1], self)  # op rules use it; the provider lacks it
+        value = getattr(self._xp, name)
+        return _lift_scalars(self._xp, value) if name in _TAKE_SCALARS else value
+
+
+# Functions op implementations call that a provider gains only with a later revision, written
+# with older ones: name -> (the revision that adds it, fallback(xp, ...)).
+_FALLBACKS = {
+    "reciprocal": ("2024.12", lambda xp, x: xp.divide(1.0, x)),
+    "maximum": ("2023.12", lambda xp, x, y: xp.where(xp.greater_equal(x, y), x, y)),
+    "minimum": ("2023.12", lambda xp, x, y: xp.where(xp.less_equal(x, y), x, y)),
+    "clip": ("2023.12", lambda xp, x, min=None, max=None: _clip(xp, x, min, max)),
+}
+
+
+def _clip(xp, x, lo, hi):
+    if lo is not None:
+        x = xp.where(xp.less(x, lo), lo, x)
+    if hi is not None:
+        x = xp.where(xp.greater(x, hi), hi, x)
+    return x
+
+
+def _scalar_lifting(xp):
+    proxy = _LIFTING.get(id(xp))
+    if proxy is None:
+        proxy = _LIFTING[id(xp)] = _ScalarLifting(xp)
+    return proxy
+
+
+def _lift_scalars(xp, fn):
+    def lifted(*args, **kwargs):
+        arrays = [a for a in args if hasattr(a, "shape")]
+        if not arrays or len(arrays) == len(args):
+            return fn(*args, **kwargs)
+        kinds = [_KINDS.index(numpy_dtype(a.dtype).kind) for a in arrays]
+        ref = arrays[kinds.index(max(kinds))]
+        out = []
+        for a in args:
+            if isinstance(a, bool | int | float | complex):
+                scalar = np.asarray(a).dtype  # NEP 50: a weak scalar adopts a wider kind
+                dtype = (ref.dtype if _KINDS.index(scalar.kind) <= max(kinds)
+                         else getattr(xp, scalar.name))
+                a = xp.asarray(a, dtype=dtype, device=ref.device)
+            out.append(a)
+        return fn(*out, **kwargs)
+    return lifted
 
 
 def provider_of(x) -> object:

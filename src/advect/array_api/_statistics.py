@@ -203,7 +203,10 @@ def _unique(ctx, x, where, fn):
     flat = xp.reshape(concrete(x, where), (-1,))
     result = getattr(xp, fn)(flat)
     values = result if fn == "unique_values" else result[0]
-    indices = _first_indices(xp, flat, values)
+    try:
+        indices = xp.unique_all(flat).indices
+    except NotImplementedError:  # PyTorch's namespace has no unique_all
+        indices = _first_indices(xp, flat, values)
     return result, indices, ops.gather(ravel(x), indices, index=("array",))
 
 

@@ -26,7 +26,12 @@ def _has_arrays(key) -> bool:
 
 
 def _host(x):
-    return np.from_dlpack(x) if hasattr(x, "__dlpack__") else x
+    if not hasattr(x, "__dlpack__"):
+        return x
+    try:
+        return np.from_dlpack(x)
+    except (TypeError, ValueError):  # a provider before 2023.12 refuses DLPack's max_version
+        return np.asarray(x)
 
 
 def _host_key(key):
