@@ -149,13 +149,3 @@ def _build(xp, revision: str) -> ArrayNamespace:
             setattr(ns, ext, target)
     return ns
 
-
-def served(xp, revision: str) -> dict[str, bool]:
-    """``{qualified name: whether the provider serves it}`` for every function of ``revision``."""
-    out = {}
-    for ext in ("", *_revisions.EXTENSIONS):
-        source = _extension(xp, ext)
-        for name in _revisions.names(revision, ext):
-            out[f"{ext}.{name}" if ext else name] = (source is not None
-                                                     and hasattr(source, name))
-    return out
