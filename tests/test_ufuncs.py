@@ -173,6 +173,16 @@ def test_logaddexp_reduce_is_stable_for_large_values():
     np.testing.assert_allclose(grad, [0.5, 0.5, 0.0])
 
 
+def test_add_reduceat_segment_sums_match_numpy():
+    x = np.arange(1.0, 25.0).reshape(4, 6)
+    for idx in ([0, 2, 5], [1, 1, 4, 0, 5], [3]):
+        assert_same(traced(lambda a, i=idx: np.add.reduceat(a, i, axis=1), x),
+                    np.add.reduceat(x, idx, axis=1))
+    ints = np.arange(6, dtype=np.int8)
+    assert_same(traced(lambda a: np.add.reduceat(a, [0, 3]), ints), np.add.reduceat(ints, [0, 3]))
+    check_grads(lambda a: np.add.reduceat(a, [1, 1, 4, 0], axis=1), (x,), order=1)
+
+
 def test_reduceat_with_traced_indices_is_dynamic_only():
     x = np.arange(1.0, 6.0)
     idx = np.array([0, 2])

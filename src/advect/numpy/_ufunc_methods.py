@@ -244,6 +244,24 @@ def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
     return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
 
 
+def _segment_sums(a, indices, axis, n):
+    """``add.reduceat`` as one gather and one ``scatter_add`` (segment ids are constants)."""
+    sources, targets = [], []
+    for k, i in enumerate(indices):
+        j = indices[k + 1] if k + 1 < len(indices) else n
+        stop = j if i < j else i + 1
+        sources.extend(range(i, stop))
+        targets.extend([k] * (stop - i))
+    dtype = np.add.reduce(np.zeros(0, aval_of(a).dtype)).dtype  # NumPy's sum promotion
+    a = _start(a, dtype)
+    index = ((None, None, None),) * axis + ("array",)
+    picked = ops.gather(a, np.array(sources), index=index)
+    shape = list(aval_of(a).shape)
+    shape[axis] = len(indices)
+    zeros = ops.zeros_like(a, shape=tuple(shape), dtype=dtype.name)
+    return ops.scatter_add(zeros, picked, np.array(targets), index=index)
+
+
 def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
     a = _operand(array)
     if dtype is not None:
@@ -253,11 +271,15 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
     indices = [int(i) for i in np.asarray(indices).reshape(-1)]
     axis = normalize_axes(axis, aval_of(a).ndim)[0]
     n = aval_of(a).shape[axis]
+    for i in indices:
+        if not 0 <= i < n:
+            raise IndexError(f"{what}: index {i} out-of-bounds in [0, {n})")
+    if ufunc is np.add:
+        result = _segment_sums(a, indices, axis, n)
+        return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
     dtype = None if ufunc in _FAST_REDUCE else _fold_dtype(ufunc, a, what, scan=True)
     pieces = []
     for k, i in enumerate(indices):
-        if not 0 <= i < n:
-            raise IndexError(f"{what}: index {i} out-of-bounds in [0, {n})")
         j = indices[k + 1] if k + 1 < len(indices) else n
         if i < j:
             segment = ops.slice_axis(a, start=i, stop=j, axis=axis)
