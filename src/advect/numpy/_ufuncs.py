@@ -147,8 +147,12 @@ def translation(ufunc):
 
 
 def _name(ufunc) -> str:
-    module = "scipy.special" if ufunc not in _NUMPY_UFUNCS else "numpy"
-    return f"{module}.{ufunc.__name__}"
+    if ufunc in _NUMPY_UFUNCS:
+        return f"numpy.{ufunc.__name__}"
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
+        return f"scipy.special.{ufunc.__name__}"
+    return f"ufunc {ufunc.__name__!r}"
 
 
 _NUMPY_UFUNCS = frozenset(v for v in vars(np).values() if isinstance(v, np.ufunc))
