@@ -7,20 +7,16 @@ The table modules are imported here; every op is also an attribute of this packa
 from ..core import REGISTRY, Op
 from . import _rules
 from .bitwise import *  # noqa: F403
-from .bitwise import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .einsum import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .fft import *  # noqa: F403
 from .floatbits import *  # noqa: F403
-from .floatbits import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scans import *  # noqa: F403
-from .scans import *  # noqa: F403
 from .shape import *  # noqa: F403
-from .special import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
 
