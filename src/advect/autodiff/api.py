@@ -142,6 +142,19 @@ def _lower_all(trace, out) -> tuple[list, list, TreeDef]:
     return primals, tangents, treedef
 
 
+def _linearize_leaves(fun, sel: _Selection):
+    """Run ``fun`` on the selection's inputs under a linearize trace. Returns the output's
+    primal leaves, their tape variables (None for constant leaves), its tree definition, the
+    tape and the input variables; the traces are closed."""
+    out, in_vars, trace, tape = linearize_flat(_mark_inputs(fun), sel.primals)
+    try:
+        leaves, out_vars, treedef = _lower_all(trace, out)
+    finally:
+        trace.close()
+        tape.close()
+    return leaves, out_vars, treedef, tape.tape, in_vars
+
+
 # --- reverse mode --------------------------------------------------------------------------------
 
 def _check_scalar_output(value, where):
@@ -251,13 +264,8 @@ def vjp(f: Callable, argnums: int | Sequence[int] = 0):
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         sel = _Selection(args, kwargs, argnums, None, "vjp")
-        out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
-        try:
-            leaves, out_vars, treedef = _lower_all(trace, out)
-        finally:
-            trace.close()
-            tape.close()
-        return tree_unflatten(treedef, leaves), Pullback(tape.tape, in_vars, out_vars, treedef,
+        leaves, out_vars, treedef, tape, in_vars = _linearize_leaves(sel.call(f), sel)
+        return tree_unflatten(treedef, leaves), Pullback(tape, in_vars, out_vars, treedef,
                                                          sel, None)
 
     return wrapped
@@ -307,14 +315,9 @@ def linearize(f: Callable, *primals, argnums: int | Sequence[int] = 0, **kwargs)
         >>> lm.close()
     """
     sel = _Selection(primals, kwargs, argnums, None, "linearize")
-    out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
-    try:
-        out_primals, out_vars, out_def = _lower_all(trace, out)
-    finally:
-        trace.close()
-        tape.close()
-    return tree_unflatten(out_def, out_primals), LinearMap(tape.tape, in_vars, out_vars,
-                                                           out_def, sel, out_primals)
+    out_primals, out_vars, out_def, tape, in_vars = _linearize_leaves(sel.call(f), sel)
+    return tree_unflatten(out_def, out_primals), LinearMap(tape, in_vars, out_vars, out_def,
+                                                           sel, out_primals)
 
 
 # --- dense derivatives ---------------------------------------------------------------------------
@@ -347,12 +350,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         sel = _Selection(args, kwargs, argnums, argnames, "jacobian")
-        out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
-        try:
-            outs, out_vars, out_def = _lower_all(trace, out)
-        finally:
-            trace.close()
-            tape.close()
+        outs, out_vars, out_def, tape, in_vars = _linearize_leaves(sel.call(f), sel)
         for p in outs:
             if aval_of(p).dtype.kind == "c":
                 raise ValueError("jacobian needs real outputs; use jvp or vjp for complex ones")
@@ -360,7 +358,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
         n_out = sum(aval_of(p).size for p in outs)
         complex_in = any(aval_of(p).dtype.kind == "c" for p in sel.primals)
         blocks = (_jac_forward if n_in < n_out and not complex_in else _jac_reverse)(
-            tape.tape, in_vars, out_vars, sel.primals, outs)
+            tape, in_vars, out_vars, sel.primals, outs)
         per_out = [sel.unflatten(row) for row in blocks]
         return tree_unflatten(out_def, per_out)
 
@@ -448,18 +446,13 @@ def hessian_diag(f: Callable, argnums: int = 0):
         sel = _Selection(args, kwargs, argnums, None, "hessian_diag")
         n = len(sel.primals)
         gradient = grad(sel.call(f), tuple(range(n)))
-        out, in_vars, trace, tape = linearize_flat(_mark_inputs(gradient), sel.primals)
-        try:
-            _, out_vars, _ = _lower_all(trace, out)
-        finally:
-            trace.close()
-            tape.close()
+        _, out_vars, _, tape, in_vars = _linearize_leaves(gradient, sel)
         diag = []
         for k, (p, var) in enumerate(zip(sel.primals, out_vars)):
             aval = aval_of(p)
             entries = []
             for e in _basis(p) if var is not None else ():
-                hv = forward(tape.tape, in_vars, [e if i == k else None for i in range(n)])
+                hv = forward(tape, in_vars, [e if i == k else None for i in range(n)])
                 hv = hv.get(var.index)
                 entries.append(np.zeros((), aval.dtype) if hv is None else ops.reduce_sum(
                     ops.multiply(hv, e), axes=tuple(range(aval.ndim)), keepdims=False))

@@ -31,7 +31,7 @@ from ..errors import EscapedTracerError, TracingError
 from ..numpy._methods import INPUT
 from ..providers import is_array
 from ..pytree import TreeDef, tree_flatten, tree_unflatten
-from .forward import JVPTrace, JVPTracer
+from .forward import JVPTrace, JVPTracer, split
 from .reverse import LinearTracer, backward, linearize_flat, lower
 
 __all__ = ["checkpoint", "jvp_flat", "vjp_flat", "innermost_trace", "is_array_leaf"]
@@ -214,14 +214,7 @@ def _call(fun: Callable, args: list):
     trace = innermost_trace(args)
     if type(trace) is not JVPTrace:  # no transform, or staging: there is no tape to spare
         return fun(*args)
-    primals, tangents = [], []
-    for x in args:
-        if type(x) is JVPTracer and x._trace is trace:
-            primals.append(x.primal)
-            tangents.append(x.tangent)
-        else:
-            primals.append(x)
-            tangents.append(None)
+    primals, tangents = split(trace, args)
     if any(type(t) is LinearTracer for t in tangents):
         return _linearized(trace, fun, primals, tangents)
     if not any(isinstance(v, Tracer) for v in (*primals, *tangents)):

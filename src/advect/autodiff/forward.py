@@ -11,7 +11,7 @@ from ..dtypes import aval_of
 from ..numpy._methods import ArrayTracer
 from ..providers import namespace_of
 
-__all__ = ["JVPTrace", "JVPTracer"]
+__all__ = ["JVPTrace", "JVPTracer", "split"]
 
 
 class JVPTrace(Trace):
@@ -49,6 +49,19 @@ class JVPTrace(Trace):
         if op.multiple_results:
             return tuple(JVPTracer(self, o, t) for o, t in zip(out, out_tangent))
         return JVPTracer(self, out, out_tangent)
+
+
+def split(trace: JVPTrace, args) -> tuple[list, list]:
+    """Primals and tangents (None for zero) of ``args`` as ``trace`` sees them."""
+    primals, tangents = [], []
+    for x in args:
+        if type(x) is JVPTracer and x._trace is trace:
+            primals.append(x.primal)
+            tangents.append(x.tangent)
+        else:
+            primals.append(x)
+            tangents.append(None)
+    return primals, tangents
 
 
 class JVPTracer(ArrayTracer):

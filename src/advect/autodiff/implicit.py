@@ -25,7 +25,7 @@ from ..errors import AdvectError, ImplicitSolveError, TracingError
 from ..providers import namespace_of
 from ..pytree import tree_flatten, tree_unflatten
 from .checkpoint import innermost_trace, is_array_leaf, jvp_flat, vjp_flat
-from .forward import JVPTrace, JVPTracer
+from .forward import JVPTrace, JVPTracer, split
 
 __all__ = ["implicit_root"]
 
@@ -183,14 +183,7 @@ def _root(problem: _Problem, p: list, initial: list) -> list:
     if type(trace) is not JVPTrace:
         raise TracingError("implicit_root: the solver runs on concrete values, so a root cannot "
                            "be staged; call it in a dynamic transform (grad, jvp, ...) instead")
-    primals, tangents = [], []
-    for x in p:
-        if type(x) is JVPTracer and x._trace is trace:
-            primals.append(x.primal)
-            tangents.append(x.tangent)
-        else:
-            primals.append(x)
-            tangents.append(None)
+    primals, tangents = split(trace, p)
     u = _root(problem, primals, initial)
     if all(t is None for t in tangents):
         return [JVPTracer(trace, x, None) for x in u]
