@@ -117,6 +117,15 @@ def _special_cases():
         C(ops.xlogy, (const(np.array([0.0, 1.2, 0.0])), const(np.array([0.5, 0.7, 2.0]))),
           name="xlogy_zero"),
         C(ops.xlog1py, (floats(4), positive(4))),
+        C(ops.logit, (lambda: _rng(8).uniform(0.1, 0.9, 5),)),
+        C(ops.entr, (positive(5),)),
+        C(ops.rel_entr, (positive(4), positive(4, seed=2))),
+        C(ops.betaln, (positive(4), positive(4, seed=2))),
+        C(ops.i0, (floats(5),)),
+        C(ops.i1, (floats(5),)),
+        C(ops.i1, (const(np.array([0.0, 0.7, -1.2])),), name="i1_at_zero"),
+        C(ops.i0e, (floats(5),)),
+        C(ops.i1e, (floats(5),)),
     ]
 
 

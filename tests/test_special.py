@@ -33,6 +33,12 @@ CLOSED_FORMS = [
     ("ndtr", X, lambda x: np.exp(-x**2 / 2) / np.sqrt(2 * np.pi)),
     ("log_ndtr", X, lambda x: np.exp(-x**2 / 2) / np.sqrt(2 * np.pi) / special.ndtr(x)),
     ("ndtri", Q, lambda x: np.sqrt(2 * np.pi) * np.exp(special.ndtri(x) ** 2 / 2)),
+    ("logit", Q, lambda x: 1 / (x * (1 - x))),
+    ("entr", P, lambda x: -np.log(x) - 1),
+    ("i0", X, lambda x: special.i1(x)),
+    ("i1", X, lambda x: (special.i0(x) + special.iv(2, x)) / 2),
+    ("i0e", X, lambda x: special.i1e(x) - np.sign(x) * special.i0e(x)),
+    ("i1e", X, lambda x: (special.ive(0, x) + special.ive(2, x)) / 2 - np.sign(x) * special.i1e(x)),
 ]
 
 
@@ -57,6 +63,21 @@ def test_xlogy_and_xlog1py_partials_including_x_zero():
     # at x == 0, y == 0 the function is 0 along x == 0; the gradient stays finite
     g = ad.grad(lambda x: np.sum(special.xlogy(x, np.zeros(1))))(np.zeros(1))
     np.testing.assert_array_equal(g, [0.0])
+
+
+def test_binary_special_functions_partials():
+    a, b = np.array([0.7, 1.5, 3.0]), np.array([2.0, 0.4, 1.1])
+    ga, gb = ad.grad(lambda a, b: np.sum(special.betaln(a, b)), argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, special.digamma(a) - special.digamma(a + b), rtol=1e-10)
+    np.testing.assert_allclose(gb, special.digamma(b) - special.digamma(a + b), rtol=1e-10)
+    gx, gy = ad.grad(lambda x, y: np.sum(special.rel_entr(x, y)), argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(gx, np.log(a / b) + 1, rtol=1e-12)
+    np.testing.assert_allclose(gy, -a / b, rtol=1e-12)
+
+
+def test_bessel_derivatives_at_zero_are_the_limits():
+    g = ad.grad(lambda x: np.sum(special.i1(x) + special.i1e(x)))(np.zeros(2))
+    np.testing.assert_allclose(g, [1.0, 1.0])
 
 
 def test_log_ndtr_derivative_is_finite_far_in_the_left_tail():

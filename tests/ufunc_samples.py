@@ -67,6 +67,7 @@ _UNARY = {
     "isnat": dates,
     # scipy.special
     "erfinv": unit, "gammaln": positive, "gamma": positive, "psi": positive, "ndtri": probabilities,
+    "logit": probabilities, "entr": positive,
 }
 _BINARY = {
     "divide": (floats, positive), "floor_divide": (floats, positive),
@@ -78,7 +79,8 @@ _BINARY = {
     "bitwise_and": (ints, ints), "bitwise_or": (ints, ints), "bitwise_xor": (ints, ints),
     "gcd": (ints, ints), "lcm": (ints, ints),
     # scipy.special
-    "xlogy": (floats, positive), "xlog1py": (floats, positive),
+    "xlogy": (floats, positive), "xlog1py": (floats, positive), "rel_entr": (positive, positive),
+    "betaln": (positive, positive),
 }
 # ufunc.at applies a unary ufunc twice at a repeated index: log(log(x)) needs x > e
 _AT = {"log": above_e, "log2": above_e, "log10": above_e, "arccosh": above_e,

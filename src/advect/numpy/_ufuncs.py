@@ -123,6 +123,8 @@ SCIPY_SPECIAL = {
     "expit": ops.expit, "log_expit": ops.log_expit, "gammaln": ops.gammaln,
     "gamma": ops.gamma, "digamma": ops.digamma, "psi": ops.digamma, "ndtr": ops.ndtr,
     "log_ndtr": ops.log_ndtr, "ndtri": ops.ndtri, "xlogy": ops.xlogy, "xlog1py": ops.xlog1py,
+    "logit": ops.logit, "entr": ops.entr, "rel_entr": ops.rel_entr, "betaln": ops.betaln,
+    "i0": ops.i0, "i0e": ops.i0e, "i1": ops.i1, "i1e": ops.i1e,
 }
 _scipy_rows_added = False
 

@@ -20,9 +20,12 @@ from .elementwise import (
     divide,
     equal,
     exp,
+    log,
     logical_and,
     multiply,
     negative,
+    reciprocal,
+    sign,
     square,
     subtract,
     ufunc_abstract,
@@ -74,6 +77,37 @@ ndtr = _special("ndtr", lambda x, out: (divide(exp(multiply(-0.5, square(x))), _
 log_ndtr = _special("log_ndtr", lambda x, out: (
     divide(exp(subtract(multiply(-0.5, square(x)), out)), _SQRT_TWO_PI),))
 ndtri = _special("ndtri", lambda x, out: (multiply(_SQRT_TWO_PI, exp(multiply(0.5, square(out)))),))
+
+
+logit = _special("logit", lambda x, out: (reciprocal(multiply(x, subtract(1.0, x))),))
+entr = _special("entr", lambda x, out: (subtract(negative(log(x)), 1.0),))  # entr = -x log x
+rel_entr = _special("rel_entr", lambda x, y, out: (add(log(divide(x, y)), 1.0),
+                                                   negative(divide(x, y))))
+
+
+def _betaln_partials(a, b, out):
+    both = digamma(add(a, b))
+    return subtract(digamma(a), both), subtract(digamma(b), both)
+
+
+betaln = _special("betaln", _betaln_partials)
+
+
+def _over_x(value_at_zero, f):
+    """``f(x, safe)`` with ``safe`` = x away from 0, and ``value_at_zero`` at 0 (its limit)."""
+    def partial(x):
+        zero = equal(x, 0)
+        return where(zero, value_at_zero, f(x, where(zero, 1.0, x)))
+    return partial
+
+
+# modified Bessel functions: I0' = I1, I1' = I0 - I1/x; the e-scaled ones carry exp(-|x|)
+i0 = _special("i0", lambda x, out: (i1(x),))
+i1 = _special("i1", lambda x, out: (_over_x(0.5, lambda x, s: subtract(i0(x),
+                                                                     divide(out, s)))(x),))
+i0e = _special("i0e", lambda x, out: (subtract(i1e(x), multiply(sign(x), out)),))
+i1e = _special("i1e", lambda x, out: (_over_x(0.5, lambda x, s: subtract(
+    i0e(x), multiply(out, add(sign(x), reciprocal(s)))))(x),))
 
 
 def _polygamma_jvp(primals, tangents, out):
