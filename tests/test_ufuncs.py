@@ -93,6 +93,26 @@ def test_ufunc_dtypes_follow_numpy_for_float32_ints_and_python_scalars(ufunc):
             assert_same(traced(f, *traced_args), want)
 
 
+DIFFERENTIABLE = [r.target for r in ad.support_catalog()
+                  if r.category == "ufunc" and r.differentiable]
+
+
+@pytest.mark.parametrize("ufunc", DIFFERENTIABLE, ids=lambda u: u.__name__)
+def test_float32_gradients_stay_float32(ufunc):
+    args = [a.astype(np.float32) if a.dtype.kind == "f" else a for a in ufunc_args(ufunc)]
+    diff = tuple(i for i, a in enumerate(args) if a.dtype.kind == "f")
+
+    def loss(*xs):
+        full = list(args)
+        for i, x in zip(diff, xs):
+            full[i] = x
+        out = ufunc(*full)
+        return np.sum(out[0] if isinstance(out, tuple) else out)
+    grads = ad.grad(loss, argnums=tuple(range(len(diff))))(*(args[i] for i in diff))
+    assert all(g.dtype == np.float32 for g in grads)
+    assert all(np.all(np.isfinite(g)) for g in grads)
+
+
 @pytest.mark.parametrize("form", METHOD_FORMS, ids=lambda f: f"{f[0].__name__}.{f[1]}")
 def test_method_form_matches_numpy(form):
     ufunc, method = form
