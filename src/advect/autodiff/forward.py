@@ -6,6 +6,8 @@ The same trace serves ``linearize``: there the input tangents are variables of a
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core import Trace, Tracer, bind
 from ..dtypes import aval_of
 from ..numpy._methods import ArrayTracer
@@ -18,6 +20,13 @@ class JVPTrace(Trace):
     __slots__ = ()
 
     def process(self, op, args, attrs):
+        if len(args) == 1:  # the common unary case, without the loop
+            a = args[0]
+            if type(a) is JVPTracer and a._trace is self:
+                p, t = a.primal, a.tangent
+            else:
+                p, t = a, None
+            return self._finish(op, (p,), (t,), t is not None, isinstance(p, Tracer), attrs)
         primals = []
         tangents = []
         nonzero = False
@@ -35,10 +44,15 @@ class JVPTrace(Trace):
             primals.append(p)
             if isinstance(p, Tracer):
                 nested = True
+        return self._finish(op, primals, tangents, nonzero, nested, attrs)
+
+    def _finish(self, op, primals, tangents, nonzero, nested, attrs):
         if nested:
             out = bind(op, *primals, **attrs)
         else:  # concrete primals: call the provider directly
-            out = op.impl(namespace_of(primals), *primals, **attrs)
+            xp = np if len(primals) == 1 and type(primals[0]) is np.ndarray else \
+                namespace_of(primals)  # which also refuses mixed providers
+            out = op.impl(xp, *primals, **attrs)
         if not nonzero or op.nondiff:
             if op.multiple_results:
                 return tuple(JVPTracer(self, o, None) for o in out)

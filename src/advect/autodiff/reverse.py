@@ -79,7 +79,8 @@ class LinearTrace(Trace):
         if op.multiple_results:
             out = tuple(self.new_var(a) for a in out_aval)
         else:
-            out = self.new_var(out_aval)
+            out = LinearTracer(self, out_aval, self.count)
+            self.count += 1
         self.tape.append((op, args, attrs, out))
         return out
 
@@ -105,6 +106,8 @@ def _same_aval(x, y):
     if type(other) is np.ndarray and other.shape == aval.shape and other.dtype == aval.dtype \
             and not aval.weak:
         return aval
+    if (type(other) is float or type(other) is int) and aval.dtype.kind in "fc":
+        return aval  # a weak Python scalar keeps a floating variable's dtype (NEP 50)
     return None
 
 
@@ -174,14 +177,18 @@ def _accumulate(cts, lazy, var, ct):
         cts[var.index] = ops.add(old, ct)
 
 
+def _expand(ct, aval, elementwise):
+    """A lazily broadcast cotangent at the full shape, unless an elementwise transpose takes it
+    as it is."""
+    if not elementwise:
+        return ops.broadcast_to(ct, shape=aval.shape)
+    return ct
+
+
 def _pop(cts, lazy, var, elementwise):
     ct = cts.pop(var.index, None)
     if ct is not None and var.index in lazy:
-        aval = lazy.pop(var.index)
-        if not elementwise:
-            ct = ops.broadcast_to(ct, shape=aval.shape)
-        elif not _broadcastable(aval_of(ct).shape, aval.shape):  # cannot happen, but be exact
-            ct = _rules.fit(ct, aval)
+        ct = _expand(ct, lazy.pop(var.index), elementwise)
     return ct
 
 
@@ -202,16 +209,23 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
             if all(c is None for c in ct):
                 continue
         else:
-            ct = _pop(cts, lazy, out, op.elementwise)
+            ct = cts.pop(out.index, None)
             if ct is None:
                 continue
+            if lazy and out.index in lazy:
+                ct = _expand(ct, lazy.pop(out.index), op.elementwise)
         if core.debug_hooks is None:
             arg_cts = op.transpose(ct, *args, **attrs)
         else:  # inside advect.debug: locate errors, check cotangents for NaN and inf
             arg_cts = core.debug_hooks.transpose(op, out, ct, args, attrs)
         for a, c in zip(args, arg_cts):
             if c is not None and type(a) is LinearTracer:
-                _accumulate(cts, lazy, a, c)
+                aval = a.aval
+                if (type(c) is np.ndarray and c.shape == aval.shape and c.dtype == aval.dtype
+                        and a.index not in cts):
+                    cts[a.index] = c  # the common case, inline
+                else:
+                    _accumulate(cts, lazy, a, c)
     for index, aval in lazy.items():  # what is left are the inputs' cotangents
         if index in cts:
             ct = ops.broadcast_to(cts[index], shape=aval.shape)

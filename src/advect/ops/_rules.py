@@ -131,12 +131,9 @@ def unbroadcast(x, shape: tuple[int, ...]):
 
 def fit(t, out):
     """Broadcast and cast a tangent to the primal output ``out`` (a value or an Aval)."""
-    if type(t) is np.ndarray and (type(out) is np.ndarray or type(out) is Aval):
-        if t.shape == out.shape and t.dtype == out.dtype:  # the hot case
-            return t
-    aval = aval_of(out)
+    aval = out if type(out) is Aval else aval_of(out)
     t_aval = aval_of(t)
-    if t_aval.shape == aval.shape and t_aval.dtype == aval.dtype:
+    if t_aval.shape == aval.shape and t_aval.dtype == aval.dtype:  # the hot case
         return t
     if t_aval.dtype != aval.dtype:
         if t_aval.dtype.kind == "c" and aval.dtype.kind != "c":
