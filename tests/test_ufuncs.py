@@ -113,6 +113,18 @@ def test_float32_gradients_stay_float32(ufunc):
     assert all(np.all(np.isfinite(g)) for g in grads)
 
 
+COMPLEX = [u for u in DIFFERENTIABLE if any("D" in t.split("->")[0] for t in u.types)]
+
+
+@pytest.mark.parametrize("ufunc", COMPLEX, ids=lambda u: u.__name__)
+def test_complex_derivatives_are_real_linear_maps(ufunc):
+    rng = np.random.default_rng(1)
+    shapes = {"matmul": [(3, 4), (4, 2)], "matvec": [(3, 4), (4,)], "vecmat": [(3,), (3, 4)]}
+    args = [rng.uniform(0.3, 0.9, s) + 1j * rng.uniform(0.2, 0.8, s)
+            for s in shapes.get(ufunc.__name__, [(3, 4)] * ufunc.nin)]
+    check_grads(ufunc, args, order=2)
+
+
 @pytest.mark.parametrize("form", METHOD_FORMS, ids=lambda f: f"{f[0].__name__}.{f[1]}")
 def test_method_form_matches_numpy(form):
     ufunc, method = form
