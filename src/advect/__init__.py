@@ -39,6 +39,7 @@ from .errors import (
     TracingError,
 )
 from .numpy import array, asarray
+from .primitive import primitive
 from .staging import (
     AbstractValue,
     ArraySpec,
@@ -48,7 +49,6 @@ from .staging import (
     stage,
     vjp_program,
 )
-from .primitive import primitive
 
 __version__ = "0.3.0"
 
@@ -58,7 +58,9 @@ __all__ = [
     "hvp", "stop_gradient", "is_traced", "Pullback", "LinearMap", "array", "asarray",
     "AdvectError", "TracingError", "EscapedTracerError", "MissingPrimitiveRuleError",
     "MutationError", "StaleViewError", "NumericsError", "NoJVPError", "NoVJPError",
-    "ImplicitSolveError", "checkpoint", "implicit_root", "debug", "support_catalog", "primitive",
+    "ImplicitSolveError", "checkpoint", "implicit_root", "support_catalog", "debug",
+    "stage", "vjp_program", "StagedProgram", "ArraySpec", "StaticSpec", "AbstractValue",
+    "OptimizationReport", "primitive",
 ]
 
 
