@@ -4,11 +4,13 @@ Each method is written with the ufunc's own translation, so it is differentiable
 ufunc is. Common reductions and scans map to one op (``add.reduce`` is ``reduce_sum``,
 ``multiply.accumulate`` is ``cumulative_prod``, ``maximum.accumulate`` is ``cumulative_max``,
 ``logaddexp.reduce`` is a stable log-sum-exp, ``logaddexp.accumulate`` a log-depth prefix scan);
-any other ufunc folds over the reduced axis one element at a time, exactly as NumPy defines the
-method. ``ufunc.at`` is functionalized: it
-repoints the owned local array it updates, and applies repeated indices one after another
-(``add.at`` and ``subtract.at`` through ``scatter_add``, which accumulates them), casting the
-results to the array's dtype as NumPy does.
+associative ufuncs with an identity accumulate by the same scan; any other ufunc folds over the
+reduced axis one element at a time, exactly as NumPy defines the method.
+
+``ufunc.at`` is functionalized: it repoints the owned local array it updates. Repeated indices
+apply one after another, as in NumPy: ``add.at`` and ``subtract.at`` through ``scatter_add``
+(which accumulates them), other ufuncs in rounds of distinct targets. Results are cast to the
+array's dtype as NumPy does.
 """
 
 from __future__ import annotations
