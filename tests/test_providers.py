@@ -157,8 +157,6 @@ def test_staging_and_the_frontend_support_the_same_revisions():
     assert tuple(SUPPORTED_API_VERSIONS) == REVISIONS
 
 
-@pytest.mark.xfail(reason="staging picks NumPy's newest revision (2024.12) for specs alone; "
-                          "spec 001 says Advect's newest")
 def test_staging_from_specs_alone_picks_the_newest_revision_advect_supports():
     program = ad.stage(_neutral, specs=(ad.ArraySpec((4,), "float64"),))
     assert program.array_api_version == REVISIONS[-1]
@@ -174,8 +172,6 @@ def test_an_explicit_staging_revision_is_stored_and_survives_saving():
     assert type(restored(x)) is type(x)
 
 
-@pytest.mark.xfail(reason="a program staged from NumPy examples accepts NumPy arrays only "
-                          "(issue 6 item 3: it replays on strict arrays of its revision)")
 def test_a_neutral_function_staged_from_numpy_replays_on_strict_arrays():
     x = np.linspace(0.0, 1.0, 4)
     program = ad.stage(_neutral, x, array_api_version="2023.12")

@@ -1,6 +1,7 @@
 """Staging: spec 000 ("Stage once", "Declare a signature", dtypes) and spec 001 (``stage``),
 one test per sentence where a sentence states behaviour; answers come from NumPy."""
 
+import re
 import threading
 
 import numpy as np
@@ -138,8 +139,49 @@ def test_calls_that_need_data_fail_while_staging(fn, call):
 
 
 def test_shape_queries_work_while_staging():
-    program = ad.stage(lambda x: x * len(x) + x.shape[0] + x.ndim + x.size, SAMPLE)
+    program = ad.stage(lambda x: x * x.shape[0] + x.shape[-1] + x.ndim + x.size, SAMPLE)
     np.testing.assert_allclose(program(SAMPLE), SAMPLE * 8 + 8 + 1 + 8)
+
+
+def _unpack(x):
+    a, b = x
+    return a + b
+
+
+def _loop(x):
+    total = 0.0
+    for v in x:
+        total = total + v
+    return total
+
+
+@pytest.mark.parametrize("function, call, instead", [
+    (lambda x: x * len(x), "len()", "x.shape[0]"),
+    (_loop, "iterating", "range(x.shape[0])"),
+    (lambda x: sum(x), "iterating", "vectorized"),
+    (lambda x: [v * 2 for v in x], "iterating", "range(x.shape[0])"),
+    (lambda x: list(iter(x)), "iterating", "range(x.shape[0])"),
+])
+def test_len_and_iteration_of_a_staged_value_raise_naming_the_call(function, call, instead):
+    with pytest.raises(TracingError, match=re.escape(call)) as info:
+        ad.stage(function, SAMPLE)
+    assert instead in str(info.value)
+    with pytest.raises(TracingError, match="iterating"):
+        ad.stage(_unpack, np.ones(2))
+
+
+def test_len_and_iteration_work_in_dynamic_transforms_and_for_numpy_internals():
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(ad.grad(_loop)(x), np.ones(3))
+    np.testing.assert_allclose(ad.grad(lambda v: len(v) * np.sum(v))(x), [3.0, 3.0, 3.0])
+    assert ad.grad(_unpack)(np.array([1.0, 2.0])).tolist() == [1.0, 1.0]
+    # NumPy's own iteration (np.poly's dispatch, np.stack of rows) is not the user's loop
+    np.testing.assert_allclose(ad.stage(lambda v: np.poly(v), x)(x), [1.0, -6.0, 11.0, -6.0])
+    np.testing.assert_array_equal(ad.stage(lambda m: np.stack(m), np.eye(2))(np.eye(2)),
+                                  np.eye(2))
+    # an explicit index loop stages (and unrolls, by the user's choice)
+    program = ad.stage(lambda v: sum(v[i] * i for i in range(v.shape[0])), x)
+    assert program(x) == 8.0
 
 
 # --- dtypes are known while staging ---------------------------------------------------------------

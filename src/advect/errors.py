@@ -19,6 +19,7 @@ __all__ = [
     "ImplicitSolveError",
     "UnsupportedDtypeError",
     "PayloadError",
+    "RevisionError",
 ]
 
 
@@ -69,3 +70,10 @@ class UnsupportedDtypeError(AdvectError, TypeError):
 
 class PayloadError(AdvectError, ValueError):
     """A saved-program payload is malformed; the message names the field."""
+
+
+class RevisionError(AdvectError, ValueError, TypeError):
+    """An Array API revision that an array provider does not serve (for example an explicit
+    ``array_api_version`` that an example's provider lacks). Both a ``ValueError`` and a
+    ``TypeError``: the revision is a bad value, and the arrays cannot use one common provider
+    at it."""

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 __all__ = ["namespace_of", "provider_of", "on_provider_of", "numpy_dtype", "is_array",
-           "provider_name"]
+           "provider_name", "default_device", "device_of", "same_device", "to_numpy"]
 
 _NAMESPACES: dict[type, object] = {np.ndarray: np}
 _SCALARS = (bool, int, float, complex, np.generic)
@@ -170,6 +170,69 @@ def is_array(x) -> bool:
     """Whether ``x`` is a concrete array of some provider (not a Python scalar)."""
     return isinstance(x, np.ndarray) or (hasattr(x, "shape") and hasattr(x, "dtype")
                                          and not isinstance(x, np.generic))
+
+
+_DEFAULT_DEVICES: dict[int, object] = {id(np): "cpu"}
+
+
+def default_device(xp) -> object:
+    """The device a provider puts arrays on when none is named (None if it cannot say).
+
+    Example:
+        >>> import numpy as np
+        >>> default_device(np)
+        'cpu'
+    """
+    key = id(getattr(xp, "_xp", xp))  # through the scalar-lifting proxy
+    if key not in _DEFAULT_DEVICES:
+        try:
+            device = xp.__array_namespace_info__().default_device()
+        except Exception:  # a provider before 2023.12, or one without the inspection API
+            device = None
+        _DEFAULT_DEVICES[key] = device
+    return _DEFAULT_DEVICES[key]
+
+
+def same_device(a, b) -> bool:
+    """Whether two device objects (or a device and its saved name) are the same device."""
+    if a is b:
+        return True
+    try:
+        if a == b:
+            return True
+    except Exception:
+        pass
+    return str(a) == str(b)
+
+
+def device_of(x) -> object:
+    """``x``'s device if it is not its provider's default device, else None (also for NumPy,
+    Python scalars and providers without devices). This is what an ArraySpec records.
+
+    Example:
+        >>> import numpy as np
+        >>> device_of(np.ones(2)) is None
+        True
+    """
+    if type(x) is np.ndarray or isinstance(x, _SCALARS) or not hasattr(x, "device"):
+        return None
+    device = x.device
+    default = default_device(namespace_of((x,)))
+    return None if default is None or same_device(device, default) else device
+
+
+def to_numpy(x) -> np.ndarray:
+    """A NumPy copy of a provider's array, moved to the provider's default device first when
+    its own device cannot export to NumPy (array-api-strict's extra devices, say)."""
+    try:
+        return np.array(x, copy=True)
+    except (TypeError, ValueError, RuntimeError):
+        if type(x) is np.ndarray or not hasattr(x, "to_device"):
+            raise
+        default = default_device(namespace_of((x,)))
+        if default is None:
+            raise
+        return np.array(x.to_device(default), copy=True)
 
 
 def provider_name(xp) -> str:

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+from ..errors import RevisionError
 from ..providers import provider_name, provider_of
 from ._namespace import ArrayNamespace, namespace
 from ._revisions import REVISIONS
@@ -48,7 +49,8 @@ def newest_revision(xps=()) -> str:
     With no providers (a signature from specs alone) this is Advect's newest revision.
 
     Raises:
-        TypeError: if the providers share no supported revision.
+        RevisionError: (a TypeError and a ValueError) if the providers share no supported
+            revision.
 
     Example:
         >>> newest_revision()
@@ -59,7 +61,7 @@ def newest_revision(xps=()) -> str:
         common &= set(provider_revisions(xp))
     if not common:
         names = ", ".join(sorted({provider_name(xp) for xp in xps}))
-        raise TypeError(f"the array providers {names} serve no common Array API revision that "
+        raise RevisionError(f"the array providers {names} serve no common Array API revision that "
                         f"Advect supports ({', '.join(REVISIONS)})")
     return max(common)
 
@@ -68,7 +70,9 @@ def check_revision(revision: str, xps=()) -> str:
     """Return ``revision`` if Advect and every provider in ``xps`` serve it.
 
     Raises:
-        ValueError: naming the revision and the provider that lacks it.
+        ValueError: naming the revision Advect does not support.
+        RevisionError: (a ValueError and a TypeError) naming the revision and the provider
+            that lacks it.
 
     Example:
         >>> check_revision("2023.12")
@@ -80,7 +84,7 @@ def check_revision(revision: str, xps=()) -> str:
     for xp in xps:
         if revision not in provider_revisions(xp):
             served = ", ".join(provider_revisions(xp)) or "none"
-            raise ValueError(f"Array API revision {revision!r} is not served by "
+            raise RevisionError(f"Array API revision {revision!r} is not served by "
                              f"{provider_name(xp)} (it serves {served})")
     return revision
 

@@ -41,14 +41,16 @@ class Plan:
     __slots__ = ("xp", "n_inputs", "template", "steps", "out_slots", "donations",
                  "copied_outputs")
 
-    def __init__(self, graph: Graph, xp=np):
+    def __init__(self, graph: Graph, xp=np, device=None):
+        # device: where a non-NumPy provider's constants go (None: its default device)
         self.xp = xp
         slot: dict[int, int] = {v: i for i, v in enumerate(graph.inputs)}
         self.n_inputs = len(graph.inputs)
         template: list = [None] * self.n_inputs
         for vid, const in graph.constants.items():
             slot[vid] = len(template)
-            template.append(const if xp is np else xp.asarray(const))  # saved as NumPy
+            template.append(const if xp is np else xp.asarray(const) if device is None
+                            else xp.asarray(const, device=device))  # saved as NumPy
 
         def operand(x) -> int:
             if type(x) is Literal:

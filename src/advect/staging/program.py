@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core import Tracer
-from ..providers import namespace_of
+from ..providers import device_of, is_array, namespace_of
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
 from .graph import Graph, evaluate, listing, operand_aval, renumber, validate
 from .passes import OptimizationReport, PassReport, optimize
@@ -74,7 +74,7 @@ class StagedProgram:
         set_(self, "_graph", graph)
         set_(self, "_provider", xp)
         set_(self, "_plan", Plan(graph, np if xp is None else xp))
-        set_(self, "_plans", {id(self._plan.xp): self._plan})
+        set_(self, "_plans", {(id(self._plan.xp), None): self._plan})
         set_(self, "_in_def", in_def)
         set_(self, "_specs", list(specs))
         pos, kw = tree_unflatten(in_def, specs)
@@ -123,7 +123,8 @@ class StagedProgram:
             operands = _flat_operands(flat, args, kwargs)
             if operands is not None:
                 return self._finish(self._plan.run(operands))
-        operands = check_call(self._in_def, self._specs, args, kwargs, self._provider)
+        operands = check_call(self._in_def, self._specs, args, kwargs, self._provider,
+                              self._version)
         for a in operands:
             if isinstance(a, Tracer):
                 return tree_unflatten(self._out_def, self._interpret(operands))
@@ -139,10 +140,18 @@ class StagedProgram:
         return evaluate(self._graph, operands, constants)
 
     def _plan_for(self, operands: list) -> Plan:
+        # one plan per (provider, device): constants live on the device of the call
         xp = namespace_of(operands)
-        plan = self._plans.get(id(xp))
-        if plan is None:  # a provider-neutral program replayed by another provider
-            plan = self._plans.setdefault(id(xp), Plan(self._graph, xp))
+        device = None
+        if xp is not np:
+            for a in operands:
+                if is_array(a):
+                    device = device_of(a)
+                    break
+        key = (id(xp), None if device is None else str(device))
+        plan = self._plans.get(key)
+        if plan is None:  # another provider or device than the first plan's
+            plan = self._plans.setdefault(key, Plan(self._graph, xp, device))
         return plan
 
     def _finish(self, outs: list):
@@ -368,7 +377,7 @@ def _positional_specs(examples: tuple, specs) -> tuple[tuple, Any]:
         trees.append(tree_unflatten(treedef, converted))
     arrays = [leaf for e in examples for leaf in tree_flatten(
         e, is_leaf=lambda v: isinstance(v, StaticSpec))[0]
-        if hasattr(leaf, "__array_namespace__") and not isinstance(leaf, Tracer)]
+        if is_array(leaf) and not isinstance(leaf, Tracer | StaticSpec)]
     namespaces = {id(namespace_of((a,))): namespace_of((a,)) for a in arrays}
     if len(namespaces) > 1:
         raise TypeError("stage: the examples come from several array providers ("
@@ -396,22 +405,16 @@ def _keyword_specs(kw_specs) -> dict:
 
 
 def _select_version(requested, xp, from_examples: bool) -> str:
-    served = getattr(xp, "__array_api_version__", LATEST_API_VERSION)
+    """Spec 001: examples without a revision get the newest one their provider serves; specs
+    alone get Advect's newest; an explicit revision must be served by the examples' provider."""
+    from ..array_api import check_revision, newest_revision
+
     if requested is None:
-        if not from_examples:
-            return LATEST_API_VERSION
-        usable = [v for v in SUPPORTED_API_VERSIONS if v <= served]
-        if not usable:
-            raise TypeError(f"stage: the examples' provider serves Array API {served}, which "
-                            f"Advect does not support ({', '.join(SUPPORTED_API_VERSIONS)})")
-        return usable[-1]
+        return newest_revision((xp,) if from_examples else ())
     if requested not in SUPPORTED_API_VERSIONS:
         raise ValueError(f"stage: array_api_version {requested!r} is not supported; use one of "
                          f"{', '.join(SUPPORTED_API_VERSIONS)}")
-    if from_examples and requested > served:
-        raise TypeError(f"stage: the examples' provider {getattr(xp, '__name__', xp)} serves "
-                        f"Array API revisions up to {served}, not {requested}")
-    return requested
+    return check_revision(requested, (xp,) if from_examples else ())
 
 
 def require_program(f, where: str) -> StagedProgram:

@@ -12,6 +12,9 @@ imports, evaluates or unpickles anything. docs/staging.md documents the format.
 from __future__ import annotations
 
 import base64
+import collections
+import functools
+import keyword
 import math
 import time
 
@@ -113,8 +116,51 @@ def _encode_tree(treedef: TreeDef, leaves: list, encode_leaf, where: str):
         return {"dict": [[k, c] for k, c in zip(keys, children)]}
     if kind is type(None):
         return {"none": None}
+    if is_namedtuple_class(kind):
+        return {"namedtuple": {"name": kind.__name__, "fields": list(kind._fields),
+                               "items": children}}
     raise TypeError(f"to_dict: {where} contains a {kind.__name__} container; saved programs "
-                    "hold only tuples, lists, dicts and None")
+                    "hold only tuples, lists, dicts, namedtuples and None")
+
+
+def is_namedtuple_class(kind) -> bool:
+    """A class made by ``collections.namedtuple`` or ``typing.NamedTuple`` (and not registered
+    as a pytree node of its own)."""
+    return (isinstance(kind, type) and issubclass(kind, tuple) and kind is not tuple
+            and isinstance(getattr(kind, "_fields", None), tuple)
+            and all(type(f) is str for f in kind._fields))
+
+
+def _identifier(name) -> bool:
+    return (type(name) is str and 0 < len(name) <= 200 and name.isidentifier()
+            and not keyword.iskeyword(name))
+
+
+@functools.lru_cache(maxsize=1024)
+def namedtuple_class(name: str, fields: tuple[str, ...]) -> type:
+    """The namedtuple class a saved ``{"namedtuple": ...}`` node stands for, built from its
+    type name and field names alone (one class per pair, so restored trees compare equal);
+    nothing named in a payload is imported or executed."""
+    return collections.namedtuple(name, fields)
+
+
+def _namedtuple_node(body, decode_leaf, where: str, depth: int):
+    if type(body) is not dict or set(body) != {"name", "fields", "items"}:
+        raise PayloadError(f"{where}: a namedtuple node is {{'name': str, 'fields': [str, ...], "
+                           "'items': [tree, ...]}")
+    name, fields, items = body["name"], body["fields"], body["items"]
+    if not _identifier(name):
+        raise PayloadError(f"{where}.name: {str(name)[:80]!r} is not a Python identifier")
+    _expect(fields, list, f"{where}.fields")
+    _expect(items, list, f"{where}.items")
+    if len(fields) > 256 or not all(_identifier(f) and not f.startswith("_") for f in fields):
+        raise PayloadError(f"{where}.fields: expected up to 256 identifiers not starting with "
+                           f"'_', got {str(fields)[:80]}")
+    if len(set(fields)) != len(fields) or len(items) != len(fields):
+        raise PayloadError(f"{where}: a namedtuple needs distinct field names, one per item")
+    children = [_decode_tree(c, decode_leaf, f"{where}.{f}", depth + 1)
+                for f, c in zip(fields, items)]
+    return namedtuple_class(name, tuple(fields))(*children)
 
 
 def _encode_spec(spec):
@@ -123,8 +169,9 @@ def _encode_spec(spec):
     out = {"shape": list(spec.shape), "dtype": spec.dtype.name}
     if spec.weak:
         out = {"weak": _CATEGORY[spec.dtype.kind]}
-    if spec.device is not None:
-        out["device"] = _encode(spec.device, "a device")
+    if spec.device is not None:  # a provider's device object is saved as its name
+        device = spec.device
+        out["device"] = device if type(device) in (str, int) else str(device)
     return out
 
 
@@ -156,6 +203,8 @@ def _decode_tree(data, decode_leaf, where: str, depth: int = 0):
             return out
         if tag == "none" and body is None:
             return None
+        if tag == "namedtuple":
+            return _namedtuple_node(body, decode_leaf, where, depth)
     return decode_leaf(data, where)
 
 
@@ -167,12 +216,19 @@ def _decode_spec(data: dict, where: str):
             raise PayloadError(f"{where}: a weak scalar spec is {{'weak': 'bool'|'int'|'float'|"
                                "'complex'}")
         return ArraySpec((), _WEAK_DTYPE[data["weak"]], weak=True,
-                         device=_decode(data.get("device"), where))
+                         device=_device(data.get("device"), where))
     if set(data) - {"shape", "dtype", "device"} or not {"shape", "dtype"} <= set(data):
         raise PayloadError(f"{where}: an array spec has exactly 'shape', 'dtype' and optionally "
                            f"'device', got keys {sorted(data)}")
     return ArraySpec(_shape(data["shape"], where), _dtype(data["dtype"], where),
-                     device=_decode(data.get("device"), where))
+                     device=_device(data.get("device"), where))
+
+
+def _device(data, where: str):
+    if data is None or (type(data) is str and len(data) <= 200) or type(data) is int:
+        return data
+    raise PayloadError(f"{where}.device: expected a device name (a string), got "
+                       f"{str(data)[:80]}")
 
 
 def _leaf_marker(data, where):

@@ -16,7 +16,16 @@ import numpy as np
 from ..array_api._revisions import REVISIONS
 from ..core import Tracer
 from ..dtypes import Aval, aval_of, check_dtype
-from ..providers import namespace_of, numpy_dtype
+from ..errors import RevisionError
+from ..providers import (
+    default_device,
+    device_of,
+    is_array,
+    namespace_of,
+    numpy_dtype,
+    provider_name,
+    same_device,
+)
 from ..pytree import TreeDef, keystr, tree_flatten
 
 __all__ = ["ArraySpec", "StaticSpec", "AbstractValue", "SUPPORTED_API_VERSIONS",
@@ -24,8 +33,8 @@ __all__ = ["ArraySpec", "StaticSpec", "AbstractValue", "SUPPORTED_API_VERSIONS",
 
 # Array API revisions a staged program can record: the ones the Array API frontend serves
 SUPPORTED_API_VERSIONS = REVISIONS
-# the revision chosen when only specs are given (NumPy serves it, so examples agree with specs)
-LATEST_API_VERSION = "2024.12"
+# the revision chosen when only specs are given (spec 001: Advect's newest)
+LATEST_API_VERSION = REVISIONS[-1]
 
 # the Python type of each weak-scalar category (NEP 50), by dtype kind
 PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
@@ -207,14 +216,20 @@ def spec_of_example(leaf, where: str):
         return ArraySpec((), _WEAK_DTYPE[type(leaf)], weak=True)
     if isinstance(leaf, Tracer):
         aval = aval_of(leaf)
-        return ArraySpec(aval.shape, aval.dtype)
+        return ArraySpec(aval.shape, aval.dtype, device=aval.device)
     if isinstance(leaf, np.ndarray | np.generic):
         check_dtype(leaf.dtype, where)
         return ArraySpec(leaf.shape, leaf.dtype)
-    if hasattr(leaf, "__array_namespace__") and hasattr(leaf, "shape"):
-        dtype = numpy_dtype(leaf.dtype)
+    if is_array(leaf) and (hasattr(leaf, "__array_namespace__") or namespace_of((leaf,)) is not np):
+        # another provider's array (PyTorch through array-api-compat): its device is recorded
+        # unless it is the provider's default device
+        try:
+            dtype = numpy_dtype(leaf.dtype)
+        except TypeError:
+            raise TypeError(f"{where} has dtype {leaf.dtype}, which staging does not "
+                            "support") from None
         check_dtype(dtype, where)
-        return ArraySpec(tuple(leaf.shape), dtype)
+        return ArraySpec(tuple(leaf.shape), dtype, device=device_of(leaf))
     raise TypeError(f"{where} is a {type(leaf).__name__}, which is neither an array nor a "
                     "Python scalar; wrap compile-time values in ad.StaticSpec(...)")
 
@@ -227,8 +242,8 @@ def leaves_up_to(treedef: TreeDef, value, path: tuple, out: list) -> None:
         out.append((path, value))
         return
     children, node = tree_flatten(value, is_leaf=lambda v: v is not value)
-    if node.kind is not treedef.kind or node.aux != treedef.aux or len(children) != len(
-            treedef.children):
+    if not _same_kind(node.kind, treedef.kind) or node.aux != treedef.aux or len(
+            children) != len(treedef.children):
         expected = treedef.kind.__name__ if treedef.kind is not type(None) else "None"
         keys = f" with keys {list(treedef.aux)}" if treedef.kind is dict else (
             f" of length {len(treedef.children)}" if treedef.kind in (tuple, list) else "")
@@ -237,6 +252,17 @@ def leaves_up_to(treedef: TreeDef, value, path: tuple, out: list) -> None:
     keys = treedef.aux if treedef.kind is dict else range(len(children))
     for key, child_def, child in zip(keys, treedef.children, children):
         leaves_up_to(child_def, child, (*path, key), out)
+
+
+def _same_kind(a, b) -> bool:
+    """Node types match; namedtuples match by type name and field names, so a restored
+    program (whose namedtuple classes are rebuilt from those names) takes the original's."""
+    if a is b:
+        return True
+    fields = getattr(a, "_fields", None)
+    return (isinstance(a, type) and isinstance(b, type) and issubclass(a, tuple)
+            and issubclass(b, tuple) and fields is not None
+            and fields == getattr(b, "_fields", None) and a.__name__ == b.__name__)
 
 
 def _describe(value) -> str:
@@ -285,17 +311,33 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
     if numpy_dtype(value.dtype) != spec.dtype:
         raise ValueError(f"{where}: expected {spec.describe()}, got dtype "
                          f"{numpy_dtype(value.dtype)}")
-    if xp is not None and namespace_of((value,)) is not xp:
-        raise TypeError(f"{where}: the program was staged for {getattr(xp, '__name__', xp)} "
-                        f"arrays, got a {type(value).__name__}")
-    if spec.device is not None and getattr(value, "device", None) != spec.device:
-        raise ValueError(f"{where}: expected device {spec.device!r}, got "
-                         f"{getattr(value, 'device', None)!r}")
+    provider = namespace_of((value,))
+    if xp is not None and xp is not np and provider is not xp:
+        raise TypeError(f"{where}: the program was staged for {provider_name(xp)} arrays, got "
+                        f"a {type(value).__name__}")
+    if provider is not np:
+        device = getattr(value, "device", None)
+        if spec.device is None:
+            default = default_device(provider)
+            if default is not None and not same_device(device, default):
+                raise ValueError(f"{where}: expected {spec.describe()} on the default device "
+                                 f"{default!r}, got one on device {device!r}")
+        elif not same_device(device, spec.device):
+            raise ValueError(f"{where}: expected {spec.describe()} on device "
+                             f"{spec.device!r}, got one on device {device!r}")
+    elif spec.device is not None and not same_device("cpu", spec.device):
+        raise ValueError(f"{where}: expected {spec.describe()} on device {spec.device!r}, got "
+                         "a NumPy array (device 'cpu')")
     return value
 
 
-def check_call(in_def: TreeDef, specs: list, args: tuple, kwargs: dict, xp) -> list:
-    """Match a call against the signature; returns the array operands in graph-input order."""
+def check_call(in_def: TreeDef, specs: list, args: tuple, kwargs: dict, xp,
+               revision: str | None = None) -> list:
+    """Match a call against the signature; returns the array operands in graph-input order.
+
+    ``xp`` is the provider the program was staged for: another provider's arrays are refused,
+    except for NumPy and None (specs alone, NumPy examples, derived and restored programs),
+    whose graph replays on any one provider that serves ``revision``."""
     expected_kw = in_def.children[1].aux
     if set(kwargs) != set(expected_kw):
         missing = sorted(set(expected_kw) - set(kwargs))
@@ -316,10 +358,19 @@ def check_call(in_def: TreeDef, specs: list, args: tuple, kwargs: dict, xp) -> l
         operand = check_leaf(spec, value, path, xp)
         if operand is not None:
             operands.append(operand)
-    if xp is None:  # any one provider
-        names = {getattr(namespace_of((a,)), "__name__", "?") for a in operands
-                 if not isinstance(a, Tracer | bool | int | float | complex)}
-        if len(names) > 1:
-            raise TypeError(f"the arguments come from several array providers ({sorted(names)}); "
+    if xp is None or xp is np:  # any one provider that serves the program's revision
+        providers = {id(p): p for p in (namespace_of((a,)) for a in operands
+                                        if not isinstance(a, Tracer | bool | int | float
+                                                          | complex))}
+        if len(providers) > 1:
+            names = sorted(provider_name(p) for p in providers.values())
+            raise TypeError(f"the arguments come from several array providers ({names}); "
                             "convert them to one provider")
+        for p in providers.values():
+            if p is not np and revision is not None and revision > getattr(
+                    p, "__array_api_version__", revision):
+                raise RevisionError(
+                    f"the program was staged against Array API {revision}, which "
+                    f"{provider_name(p)} (serving up to {p.__array_api_version__}) does not "
+                    "serve; stage it against a revision both providers serve")
     return operands

@@ -9,7 +9,11 @@ literals, so NEP 50 promotion is the same as in eager NumPy.
 
 from __future__ import annotations
 
+import ast
+import dis
 import functools
+import linecache
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,11 +24,12 @@ from ..core import Trace, Tracer
 from ..dtypes import Aval, aval_of, check_dtype
 from ..errors import TracingError
 from ..numpy._methods import INPUT, ArrayTracer
+from ..providers import default_device, to_numpy
 from ..pytree import TreeDef, tree_flatten
 from .graph import Graph, Literal, Node
 
-__all__ = ["StageTrace", "StageTracer", "AmbientRandomnessError", "trace_graph",
-           "no_ambient_randomness", "generators_untouched", "stage_trace_of"]
+__all__ = ["StageTrace", "StageTracer", "AmbientRandomnessError", "StagedIterationError",
+           "trace_graph", "no_ambient_randomness", "generators_untouched", "stage_trace_of"]
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -37,13 +42,16 @@ class StageTrace(Trace):
     """Builds a :class:`Graph`. ``xp`` is the provider whose dtype objects tracers report;
     ``array_api_version`` is the revision ``x.__array_namespace__()`` serves while staging."""
 
-    __slots__ = ("graph", "xp", "array_api_version", "_captured")
+    __slots__ = ("graph", "xp", "array_api_version", "device", "_captured")
 
-    def __init__(self, xp=np, array_api_version=None):
+    def __init__(self, xp=np, array_api_version=None, device=None):
         super().__init__()
         self.graph = Graph()
         self.xp = xp
         self.array_api_version = array_api_version
+        # what ``x.device`` reports for a value whose aval names no device: the examples'
+        # device (their provider's default device unless they were elsewhere)
+        self.device = default_device(xp) if device is None else device
         self._captured: dict[int, tuple[object, int]] = {}  # id(array) -> (array, value id)
 
     def new_input(self, aval: Aval) -> StageTracer:
@@ -71,8 +79,8 @@ class StageTrace(Trace):
         if seen is not None and seen[0] is x:
             return seen[1]
         try:
-            snapshot = np.array(x, copy=True)
-        except (TypeError, ValueError) as exc:
+            snapshot = to_numpy(x)  # saved as NumPy; a plan moves it to its call's device
+        except (TypeError, ValueError, RuntimeError) as exc:
             raise TypeError(f"{where}: cannot use a {type(x).__name__} as an array "
                             f"operand ({exc})") from None
         check_dtype(snapshot.dtype, f"{where}: a captured constant")
@@ -123,6 +131,29 @@ class StageTracer(ArrayTracer):
     def dtype(self):
         return self._trace.dtype_of(self._aval.dtype)
 
+    @property
+    def device(self):
+        device = self._aval.device
+        return self._trace.device if device is None else device
+
+    def __len__(self):
+        # also a TypeError: list(x) inside NumPy's dispatch asks for a length hint, and a
+        # TypeError there means "no hint"
+        raise StagedIterationError(
+            f"len() of a staged value ({self._aval!r}): staging refuses it so that a loop "
+            "over it is not frozen into the program by accident; use x.shape[0] for the length")
+
+    def __iter__(self):
+        if not _numpy_iterates(sys._getframe(1)):
+            raise StagedIterationError(
+                f"iterating over a staged value ({self._aval!r}): a staged program must not "
+                "unroll a loop over its data by accident; use vectorized operations, or index "
+                "explicitly with `for i in range(x.shape[0]): ... x[i]`")
+        return super().__iter__()
+
+    def __repr__(self) -> str:
+        return f"StageTracer(%{self._vid}: {self._aval!r})"
+
     def _concrete(self):
         return self._concrete_for("reading the value")
 
@@ -141,8 +172,37 @@ class StageTracer(ArrayTracer):
         self._vid = other._vid
         self._aval = other._aval
 
-    def __repr__(self) -> str:
-        return f"StageTracer(%{self._vid}: {self._aval!r})"
+
+class StagedIterationError(TracingError, TypeError):
+    """``len()`` of, or iteration over, a staged value (use ``x.shape[0]``)."""
+
+
+# NumPy functions whose __array_function__ dispatcher returns the array itself, so that NumPy's
+# C code iterates over it (into a list of candidate arguments) before dispatching to Advect
+_DISPATCH_ITERATES = frozenset({"poly", "roots"})
+
+
+def _numpy_iterates(frame) -> bool:
+    """Whether the iteration that asks is NumPy's (its Python code, or the dispatch of
+    ``np.poly`` / ``np.roots``), not the staged function's own."""
+    module = frame.f_globals.get("__name__", "")
+    if module == "numpy" or module.startswith(("numpy.", "advect.")):
+        return True
+    code = frame.f_code
+    try:
+        if not dis.opname[code.co_code[frame.f_lasti]].startswith("CALL"):
+            return False  # a for loop, a comprehension, unpacking, *x
+        positions = list(code.co_positions())[frame.f_lasti // 2]
+        first, last, start, end = positions
+        lines = [linecache.getline(code.co_filename, n) for n in range(first, last + 1)]
+        lines[-1] = lines[-1][:end]
+        lines[0] = lines[0][start:]
+        call = ast.parse("".join(lines).strip(), mode="eval").body
+    except Exception:  # no source, or not one call expression
+        return False
+    func = getattr(call, "func", None)
+    name = getattr(func, "attr", None) or getattr(func, "id", None)
+    return name in _DISPATCH_ITERATES
 
 
 def stage_trace_of(values) -> StageTrace | None:
@@ -283,7 +343,8 @@ def trace_graph(fn: Callable[[list], object], in_avals: list[Aval], xp=np,
 
     ``read_only`` marks the tracers as inputs, so writing into them raises ``MutationError``.
     """
-    trace = StageTrace(xp, array_api_version)
+    devices = [a.device for a in in_avals if a.device is not None]
+    trace = StageTrace(xp, array_api_version, devices[0] if devices else None)
     tracers = [trace.new_input(aval) for aval in in_avals]
     if not read_only:
         for t in tracers:
