@@ -296,11 +296,19 @@ def stage(function: Callable | None = None, *examples: Any, specs: tuple | None 
     inputs. Without ``function``, returns a decorator. The function is traced once with
     abstract values; the program never calls it again.
 
+    The Array API revision: with examples and no ``array_api_version``, the newest one
+    their provider serves; with specs alone, Advect's newest; an explicit one must be served
+    by the examples' provider. A program staged from NumPy examples or specs replays on any
+    one provider serving its revision; one staged from another provider's examples (also
+    PyTorch tensors) takes that provider's arrays only. Devices are part of the signature.
+
     Raises:
         TypeError: neither or both of examples and specs, a leaf that is not an array, Python
             scalar or spec, an unsupported dtype, or examples of several providers.
         ValueError: an unsupported ``array_api_version``, or incompatible shapes or dtypes
             found while tracing.
+        RevisionError: (a ValueError and a TypeError) an explicit ``array_api_version`` that
+            the examples' provider does not serve.
         TracingError: the function needs data (a Python branch on a value, ``float(x)``, a
             boolean mask) or draws random numbers.
 

@@ -46,7 +46,9 @@ class ArraySpec:
 
     ``weak=True`` (rank 0 only) declares a Python scalar: ``ArraySpec((), "float64",
     weak=True)`` accepts a Python ``float``, which promotes as NumPy 2 promotes Python scalars.
-    ``dtype`` is a NumPy dtype, which compares equal to its name.
+    ``dtype`` is a NumPy dtype, which compares equal to its name. ``device=None`` means the
+    default device of the call's provider; another device must match the argument's
+    (``stage`` records an example's device when it is not its provider's default).
 
     Raises:
         TypeError: an unsupported dtype (object, bytes, float128, ...), named.
