@@ -265,3 +265,17 @@ def test_a_device_mismatch_is_a_value_error_naming_the_leaf_and_both_devices():
         program({"x": strict.asarray(X)})
     message = str(info.value)
     assert "argument[0]['x']" in message and "device1" in message and "CPU_DEVICE" in message
+
+
+def test_a_staged_pullback_takes_its_cotangent_on_the_programs_device():
+    x = strict.asarray(X, device=DEVICE1)
+    program = ad.stage(lambda v: v.__array_namespace__().sin(v), x)
+    assert program.output_specs.device == DEVICE1
+    pullback = ad.vjp_program(program)
+    cotangent = strict.asarray([1.0, 2.0, 3.0], device=DEVICE1)
+    out = pullback(x, cotangent=cotangent)
+    assert out.device == DEVICE1
+    np.testing.assert_allclose(np.asarray(out.to_device(strict.Device("CPU_DEVICE"))),
+                               np.cos(X) * [1.0, 2.0, 3.0], rtol=1e-14)
+    with pytest.raises(ValueError, match=r"argument\['cotangent'\].*device1"):
+        pullback(x, cotangent=strict.asarray([1.0, 2.0, 3.0]))

@@ -195,10 +195,15 @@ class StagedProgram:
     @property
     def output_specs(self) -> Any:
         """The output pytree with an ArraySpec per leaf (weak for Python-scalar outputs)."""
+        # outputs live on the inputs' device (None: the call provider's default device)
+        device = next((s.device for s in self._specs
+                       if isinstance(s, ArraySpec) and s.device is not None), None)
         specs = []
         for x, python in zip(self._graph.outputs, self._out_python):
             aval = operand_aval(self._graph, x)
-            specs.append(ArraySpec(aval.shape, aval.dtype, weak=python and aval.shape == ()))
+            weak = python and aval.shape == ()
+            specs.append(ArraySpec(aval.shape, aval.dtype, weak=weak,
+                                   device=None if weak else device))
         return tree_unflatten(self._out_def, specs)
 
     def __str__(self) -> str:

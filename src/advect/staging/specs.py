@@ -24,6 +24,7 @@ from ..providers import (
     namespace_of,
     numpy_dtype,
     provider_name,
+    provider_of,
     same_device,
 )
 from ..pytree import TreeDef, keystr, tree_flatten
@@ -218,7 +219,11 @@ def spec_of_example(leaf, where: str):
         return ArraySpec((), _WEAK_DTYPE[type(leaf)], weak=True)
     if isinstance(leaf, Tracer):
         aval = aval_of(leaf)
-        return ArraySpec(aval.shape, aval.dtype, device=aval.device)
+        device = aval.device
+        if device is not None:  # recorded only off the provider's default device
+            default = default_device(provider_of(leaf))
+            device = None if default is None or same_device(device, default) else device
+        return ArraySpec(aval.shape, aval.dtype, device=device)
     if isinstance(leaf, np.ndarray | np.generic):
         check_dtype(leaf.dtype, where)
         return ArraySpec(leaf.shape, leaf.dtype)
