@@ -26,8 +26,9 @@ from .autodiff.api import (
 from .autodiff.checkpoint import checkpoint
 from .autodiff.implicit import implicit_root
 from .debug import debug
-from .errors import (
+from .errors import (  # every named error is re-exported
     AdvectError,
+    AmbientRandomnessError,
     EscapedTracerError,
     ImplicitSolveError,
     MissingPrimitiveRuleError,
@@ -35,8 +36,14 @@ from .errors import (
     NoJVPError,
     NoVJPError,
     NumericsError,
+    PayloadError,
+    RevisionError,
+    SchemaVersionError,
+    StagedIterationError,
     StaleViewError,
     TracingError,
+    UnregisteredOpError,
+    UnsupportedDtypeError,
 )
 from .numpy import array, asarray
 from .primitive import primitive
@@ -56,9 +63,11 @@ __all__ = [
     "__version__", "errors", "ops", "pytree",
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "hessian", "hessian_diag",
     "hvp", "stop_gradient", "is_traced", "Pullback", "LinearMap", "array", "asarray",
-    "AdvectError", "TracingError", "EscapedTracerError", "MissingPrimitiveRuleError",
-    "MutationError", "StaleViewError", "NumericsError", "NoJVPError", "NoVJPError",
-    "ImplicitSolveError", "checkpoint", "implicit_root", "support_catalog", "debug",
+    "AdvectError", "AmbientRandomnessError", "EscapedTracerError", "ImplicitSolveError",
+    "MissingPrimitiveRuleError", "MutationError", "NoJVPError", "NoVJPError", "NumericsError",
+    "PayloadError", "RevisionError", "SchemaVersionError", "StagedIterationError",
+    "StaleViewError", "TracingError", "UnregisteredOpError", "UnsupportedDtypeError",
+    "checkpoint", "implicit_root", "support_catalog", "debug",
     "stage", "vjp_program", "StagedProgram", "ArraySpec", "StaticSpec", "AbstractValue",
     "OptimizationReport", "primitive",
 ]

@@ -20,6 +20,10 @@ __all__ = [
     "UnsupportedDtypeError",
     "PayloadError",
     "RevisionError",
+    "SchemaVersionError",
+    "UnregisteredOpError",
+    "AmbientRandomnessError",
+    "StagedIterationError",
 ]
 
 
@@ -77,3 +81,19 @@ class RevisionError(AdvectError, ValueError, TypeError):
     ``array_api_version`` that an example's provider lacks). Both a ``ValueError`` and a
     ``TypeError``: the revision is a bad value, and the arrays cannot use one common provider
     at it."""
+
+
+class SchemaVersionError(PayloadError):
+    """A saved program of another schema version; it must be staged again."""
+
+
+class UnregisteredOpError(PayloadError):
+    """A saved program names an op that is not registered in this process."""
+
+
+class AmbientRandomnessError(TracingError, RuntimeError):
+    """Random numbers were drawn while staging; they would be frozen into the program."""
+
+
+class StagedIterationError(TracingError, TypeError):
+    """``len()`` of, or iteration over, a staged value (use ``x.shape[0]``)."""

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core import REGISTRY
 from ..dtypes import STAGED_DTYPES, Aval, aval_of
-from ..errors import PayloadError
+from ..errors import PayloadError, SchemaVersionError, UnregisteredOpError
 from ..pytree import LEAF, TreeDef, tree_flatten
 from .graph import Graph, Literal, Node, validate
 from .passes import OptimizationReport, PassReport
@@ -39,14 +39,6 @@ _TOP_KEYS = {"format", "schema_version", "advect_version", "array_api_version", 
 _DTYPE_NAMES = {d.name for d in STAGED_DTYPES}
 _CATEGORY = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
 _WEAK_DTYPE = {"bool": "bool", "int": "int64", "float": "float64", "complex": "complex128"}
-
-
-class SchemaVersionError(PayloadError):
-    """A payload of another schema version; it must be staged again."""
-
-
-class UnregisteredOpError(PayloadError):
-    """A payload names an op that is not registered in this process."""
 
 
 def _version() -> str:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core import Trace, Tracer
 from ..dtypes import Aval, aval_of, check_dtype
-from ..errors import TracingError
+from ..errors import AmbientRandomnessError, StagedIterationError, TracingError
 from ..numpy._methods import INPUT, ArrayTracer
 from ..providers import default_device, to_numpy
 from ..pytree import TreeDef, tree_flatten
@@ -32,10 +32,6 @@ __all__ = ["StageTrace", "StageTracer", "AmbientRandomnessError", "StagedIterati
            "trace_graph", "no_ambient_randomness", "generators_untouched", "stage_trace_of"]
 
 _PYTHON_SCALARS = (bool, int, float, complex)
-
-
-class AmbientRandomnessError(TracingError, RuntimeError):
-    """Random numbers were drawn while staging; they would be frozen into the program."""
 
 
 class StageTrace(Trace):
@@ -171,10 +167,6 @@ class StageTracer(ArrayTracer):
     def _assign(self, other: StageTracer) -> None:
         self._vid = other._vid
         self._aval = other._aval
-
-
-class StagedIterationError(TracingError, TypeError):
-    """``len()`` of, or iteration over, a staged value (use ``x.shape[0]``)."""
 
 
 # NumPy functions whose __array_function__ dispatcher returns the array itself, so that NumPy's
