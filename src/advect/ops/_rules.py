@@ -131,10 +131,16 @@ def unbroadcast(x, shape: tuple[int, ...]):
 
 def fit(t, out):
     """Broadcast and cast a tangent to the primal output ``out`` (a value or an Aval)."""
-    aval = out if type(out) is Aval else aval_of(out)
-    t_aval = aval_of(t)
-    if t_aval.shape == aval.shape and t_aval.dtype == aval.dtype:  # the hot case
+    if type(out) is np.ndarray or type(out) is Aval:  # the hot case: no Aval to build
+        shape, dtype = out.shape, out.dtype
+    else:
+        aval = aval_of(out)
+        shape, dtype = aval.shape, aval.dtype
+    t_aval = t if type(t) is np.ndarray else aval_of(t)
+    if t_aval.shape == shape and t_aval.dtype == dtype:
         return t
+    aval = aval_of(out)
+    t_aval = aval_of(t)
     if t_aval.dtype != aval.dtype:
         if t_aval.dtype.kind == "c" and aval.dtype.kind != "c":
             t = ops.real(t)
