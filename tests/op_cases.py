@@ -142,6 +142,7 @@ CASES = [
     C(ops.pow, (positive(4), floats(4))),
     C(ops.pow, (floats(4), const(3)), name="pow_int_exponent"),
     C(ops.square, (floats(5),)),
+    C(ops.square, (floats(64, 64),), name="square_large"),  # the memory-lean JVP form
     C(ops.sqrt, (positive(5),)),
     C(ops.cbrt, (positive(5),)),
     C(ops.reciprocal, (positive(5),)),

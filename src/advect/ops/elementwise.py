@@ -143,9 +143,14 @@ pow = Op("pow", abstract=broadcast_binary, impl=lambda xp, x, y: xp.pow(x, y),
          jvp=_pow_jvp, elementwise=True)
 
 def _square_jvp(primals, tangents, out):
-    # (dx * 2) * x keeps only x (alive anyway) for the reverse pass, not a new array 2x
     (x,), (dx,) = primals, tangents
-    return fit(multiply(multiply(dx, 2), x), out)
+    if aval_of(x).size >= _SMALL:
+        # (dx * 2) * x keeps only x (alive anyway) for the reverse pass, not a new array 2x
+        return fit(multiply(multiply(dx, 2), x), out)
+    return fit(multiply(dx, multiply(2, x)), out)  # small: one tape entry instead of two
+
+
+_SMALL = 4096  # below this many elements, per-op overhead matters more than a residual array
 
 
 square = Op("square", abstract=same_unary, impl=lambda xp, x: xp.square(x), jvp=_square_jvp,
