@@ -44,6 +44,17 @@ def _unary(name, impl, partial=None, abstract=float_unary):
               jvp=unary_partial(partial))
 
 
+def _quotient(name, impl, denominator):
+    """An elementwise unary op with derivative ``1 / denominator(x, out)``. The JVP divides the
+    tangent, so the reverse pass keeps the denominator (often an array alive anyway), and no
+    reciprocal is computed."""
+
+    def jvp(primals, tangents, out):
+        return fit(divide(tangents[0], denominator(primals[0], out)), out)
+
+    return Op(name, abstract=float_unary, impl=impl, jvp=jvp, elementwise=True)
+
+
 def _comparison(name, impl, abstract=compare_binary):
     return Op(name, abstract=abstract, impl=impl, nondiff=True, elementwise=True)
 
@@ -155,7 +166,7 @@ _SMALL = 4096  # below this many elements, per-op overhead matters more than a r
 
 square = Op("square", abstract=same_unary, impl=lambda xp, x: xp.square(x), jvp=_square_jvp,
             elementwise=True)
-sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda x, out: divide(0.5, out))
+sqrt = _quotient("sqrt", lambda xp, x: xp.sqrt(x), lambda x, out: multiply(2, out))
 cbrt = _unary("cbrt", lambda xp, x: xp.cbrt(x),
               lambda x, out: divide(1.0, multiply(3, square(out))))
 reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x),
@@ -186,12 +197,10 @@ sign = Op("sign", abstract=_sign_abstract, impl=lambda xp, x: xp.sign(x), nondif
 exp = _unary("exp", lambda xp, x: xp.exp(x), lambda x, out: out)
 exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda x, out: multiply(out, _LN2))
 expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda x, out: add(out, 1))
-log = _unary("log", lambda xp, x: xp.log(x), lambda x, out: reciprocal(x))
-log2 = _unary("log2", lambda xp, x: xp.log2(x),
-              lambda x, out: reciprocal(multiply(x, _LN2)))
-log10 = _unary("log10", lambda xp, x: xp.log10(x),
-               lambda x, out: reciprocal(multiply(x, _LN10)))
-log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda x, out: reciprocal(add(x, 1)))
+log = _quotient("log", lambda xp, x: xp.log(x), lambda x, out: x)
+log2 = _quotient("log2", lambda xp, x: xp.log2(x), lambda x, out: multiply(x, _LN2))
+log10 = _quotient("log10", lambda xp, x: xp.log10(x), lambda x, out: multiply(x, _LN10))
+log1p = _quotient("log1p", lambda xp, x: xp.log1p(x), lambda x, out: add(x, 1))
 
 
 logaddexp = Op("logaddexp", abstract=float_binary, impl=lambda xp, x, y: xp.logaddexp(x, y),
@@ -211,20 +220,17 @@ logaddexp2 = Op("logaddexp2", abstract=float_binary,
 sin = _unary("sin", lambda xp, x: xp.sin(x), lambda x, out: cos(x))
 cos = _unary("cos", lambda xp, x: xp.cos(x), lambda x, out: negative(sin(x)))
 tan = _unary("tan", lambda xp, x: xp.tan(x), lambda x, out: add(1, square(out)))
-asin = _unary("asin", lambda xp, x: xp.asin(x),
-              lambda x, out: reciprocal(sqrt(subtract(1, square(x)))))
-acos = _unary("acos", lambda xp, x: xp.acos(x),
-              lambda x, out: negative(reciprocal(sqrt(subtract(1, square(x))))))
-atan = _unary("atan", lambda xp, x: xp.atan(x), lambda x, out: reciprocal(add(1, square(x))))
+asin = _quotient("asin", lambda xp, x: xp.asin(x), lambda x, out: sqrt(subtract(1, square(x))))
+acos = _quotient("acos", lambda xp, x: xp.acos(x),
+                 lambda x, out: negative(sqrt(subtract(1, square(x)))))
+atan = _quotient("atan", lambda xp, x: xp.atan(x), lambda x, out: add(1, square(x)))
 sinh = _unary("sinh", lambda xp, x: xp.sinh(x), lambda x, out: cosh(x))
 cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda x, out: sinh(x))
 tanh = _unary("tanh", lambda xp, x: xp.tanh(x), lambda x, out: subtract(1, square(out)))
-asinh = _unary("asinh", lambda xp, x: xp.asinh(x),
-               lambda x, out: reciprocal(sqrt(add(square(x), 1))))
-acosh = _unary("acosh", lambda xp, x: xp.acosh(x),
-               lambda x, out: reciprocal(sqrt(subtract(square(x), 1))))
-atanh = _unary("atanh", lambda xp, x: xp.atanh(x),
-               lambda x, out: reciprocal(subtract(1, square(x))))
+asinh = _quotient("asinh", lambda xp, x: xp.asinh(x), lambda x, out: sqrt(add(square(x), 1)))
+acosh = _quotient("acosh", lambda xp, x: xp.acosh(x),
+                  lambda x, out: sqrt(subtract(square(x), 1)))
+atanh = _quotient("atanh", lambda xp, x: xp.atanh(x), lambda x, out: subtract(1, square(x)))
 deg2rad = _unary("deg2rad", lambda xp, x: xp.multiply(x, np.pi / 180),
                  lambda x, out: np.pi / 180)
 rad2deg = _unary("rad2deg", lambda xp, x: xp.multiply(x, 180 / np.pi),
