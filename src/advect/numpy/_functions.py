@@ -276,6 +276,18 @@ def _ravel(a, order="C"):
     return _reshape(a, (-1,), order)
 
 
+def _ndim(x):
+    return len(_shape(x))
+
+
+def flat_axis(a, axis):
+    """``a`` and one normalized axis; ``axis=None`` means axis 0 of the flattened array."""
+    a = operand(a)
+    if axis is None:
+        return _ravel(a), 0
+    return a, normalize_axes(axis, _ndim(a))[0]
+
+
 @implements(np.transpose, np.permute_dims)
 def _transpose(a, axes=None):
     ndim = len(_shape(a))

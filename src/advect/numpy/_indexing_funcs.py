@@ -16,6 +16,7 @@ from ..ops._rules import normalize_axes
 from ..providers import on_provider_of
 from ._functions import (
     _moveaxis,
+    _ndim,
     _ravel,
     _reshape,
     _shape,
@@ -29,10 +30,6 @@ from ._functions import (
 )
 from ._mutation import assign_inplace
 from ._shaping import _broadcast_arrays, _resize
-
-
-def _ndim(x):
-    return len(_shape(x))
 
 
 def _fix_mode(indices, n, mode, name):

@@ -13,6 +13,7 @@ from ..dtypes import aval_of
 from ..ops._rules import normalize_axes
 from ._functions import (
     _moveaxis,
+    _ndim,
     _ravel,
     _reshape,
     _shape,
@@ -25,10 +26,6 @@ from ._functions import (
     take_axis,
 )
 from ._shaping import _atleast_1d
-
-
-def _ndim(x):
-    return len(_shape(x))
 
 
 def _kind(x):

@@ -18,22 +18,20 @@ from ._functions import (
     _concatenate,
     _flip,
     _moveaxis,
+    _ndim,
     _ravel,
     _reshape,
     _shape,
     _transpose,
     astype,
     concrete,
+    flat_axis,
     implements,
     lift,
     operand,
     slice_along,
     take_axis,
 )
-
-
-def _ndim(x):
-    return len(_shape(x))
 
 
 @implements(np.atleast_1d)
@@ -315,16 +313,9 @@ def _append(arr, values, axis=None):
     return _concatenate([arr, values], axis)
 
 
-def _flat_axis(arr, axis):
-    arr = operand(arr)
-    if axis is None:
-        return _ravel(arr), 0
-    return arr, normalize_axes(axis, _ndim(arr))[0]
-
-
 @implements(np.delete)
 def _delete(arr, obj, axis=None):
-    arr, axis = _flat_axis(arr, axis)
+    arr, axis = flat_axis(arr, axis)
     n = _shape(arr)[axis]
     obj = concrete(obj, "np.delete with traced positions") if not isinstance(obj, slice) else obj
     return take_axis(arr, np.delete(np.arange(n), obj), axis)
@@ -332,7 +323,7 @@ def _delete(arr, obj, axis=None):
 
 @implements(np.insert)
 def _insert(arr, obj, values, axis=None):
-    arr, axis = _flat_axis(arr, axis)
+    arr, axis = flat_axis(arr, axis)
     shape = _shape(arr)
     n = shape[axis]
     if isinstance(obj, slice):

@@ -16,6 +16,7 @@ from ._functions import (
     _concatenate,
     _cumsum,
     _mean,
+    _ndim,
     _no_out,
     _ravel,
     _reshape,
@@ -24,6 +25,7 @@ from ._functions import (
     _var,
     astype,
     count_where,
+    flat_axis,
     implements,
     operand,
     reduction,
@@ -32,19 +34,8 @@ from ._functions import (
 from ._shaping import _atleast_2d
 
 
-def _ndim(x):
-    return len(_shape(x))
-
-
 def _kind(x):
     return aval_of(x).dtype.kind
-
-
-def _axis(a, axis):
-    a = operand(a)
-    if axis is None:
-        return _ravel(a), 0
-    return a, normalize_axes(axis, _ndim(a))[0]
 
 
 # --- scans and differences -------------------------------------------------------------------
@@ -52,7 +43,7 @@ def _axis(a, axis):
 @implements(np.cumprod)
 def _cumprod(a, axis=None, dtype=None, out=None):
     _no_out("cumprod", out)
-    a, axis = _axis(a, axis)
+    a, axis = flat_axis(a, axis)
     if dtype is not None:
         a = astype(a, dtype)
     elif _kind(a) in "biu" and aval_of(a).dtype.itemsize < 8:
