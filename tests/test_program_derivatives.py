@@ -48,22 +48,12 @@ def test_cotangent_has_the_primal_outputs_pytree_and_specs():
         pullback(SAMPLE, cotangent=np.ones(8))
 
 
-def test_warm_derivative_calls_run_no_tape_and_no_trace():
+def test_warm_derivative_calls_run_no_tape_and_no_trace(request):
     gradient = ad.grad(ad.stage(loss, SAMPLE))
     pullback = ad.vjp_program(ad.stage(np.sin, SAMPLE))
-    created = []
-    original = core.Trace.__init__
-
-    def counting(self):
-        created.append(type(self).__name__)
-        original(self)
-
-    core.Trace.__init__ = counting
-    try:
-        gradient(SAMPLE)
-        pullback(SAMPLE, cotangent=np.ones(8))
-    finally:
-        core.Trace.__init__ = original
+    created = request.getfixturevalue("created_traces")
+    gradient(SAMPLE)
+    pullback(SAMPLE, cotangent=np.ones(8))
     assert created == []
 
 

@@ -157,23 +157,11 @@ def test_staged_call_peak_memory_is_at_most_eager():
     assert peak(program) <= peak(chain)
 
 
-def test_warm_calls_create_no_trace():
-    from advect import core
-
+def test_warm_calls_create_no_trace(request):
     program = ad.stage(chain, X)
-    created = []
-    original = core.Trace.__init__
-
-    def counting(self):
-        created.append(type(self).__name__)
-        original(self)
-
-    core.Trace.__init__ = counting
-    try:
-        program(X)
-        ad.grad(lambda x: np.sum(chain(x)))  # building a transform creates no trace either
-    finally:
-        core.Trace.__init__ = original
+    created = request.getfixturevalue("created_traces")
+    program(X)
+    ad.grad(lambda x: np.sum(chain(x)))  # building a transform creates no trace either
     assert created == []
 
 
