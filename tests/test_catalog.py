@@ -129,7 +129,9 @@ def _same(a, b):
                                    equal_nan=True)
 
 
-STAGED = [r for r in ROWS if r.staged]
+# Array API rows are proven function by function, per revision, in tests/test_array_api.py
+NUMPY_ROWS = [r for r in ROWS if r.category != "array api"]
+STAGED = [r for r in NUMPY_ROWS if r.staged]
 
 
 def _dynamic(f, args):
@@ -156,7 +158,7 @@ def test_staged_row_matches_dynamic(row):
         _same(ad.stage(f, *args)(*args), _dynamic(f, args))
 
 
-@pytest.mark.parametrize("row", [r for r in ROWS if r.dynamic and not r.staged],
+@pytest.mark.parametrize("row", [r for r in NUMPY_ROWS if r.dynamic and not r.staged],
                          ids=lambda r: r.name)
 def test_dynamic_only_row_stages_only_with_constant_data(row):
     # the sample's data-dependent argument may be a constant (a mask, indices): then staging

@@ -33,7 +33,8 @@ from .core import Op
 
 __all__ = ["Row", "support_catalog", "catalog_counts", "catalog_markdown"]
 
-CATEGORIES = ("function", "ufunc", "ufunc method", "ndarray method", "scipy.special ufunc")
+CATEGORIES = ("function", "ufunc", "ufunc method", "ndarray method", "scipy.special ufunc",
+              "array api")
 _MODULES = (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft))
 # ndarray members that describe the array rather than compute from it: no derivative to take
 _METADATA = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "device",
@@ -183,7 +184,8 @@ def support_catalog() -> list[Row]:
     lifetime (``dynamic``, ``staged``, ``differentiable``), read from the frontend tables.
 
     SciPy's special-function ufuncs that Advect translates are listed too when SciPy is
-    installed.
+    installed, and so is the Array API namespace of the newest revision (category
+    ``"array api"``; ``advect.array_api.support_table(revision)`` has the others).
 
     Example:
         >>> import advect as ad
@@ -195,7 +197,19 @@ def support_catalog() -> list[Row]:
 
     ufuncs = [(u, names, "numpy") for u, names in _numpy_ufuncs()]
     return (_function_rows() + _ufunc_rows(UFUNCS, "ufunc", ufuncs) + _ndarray_rows()
-            + _scipy_rows())
+            + _scipy_rows() + _array_api_rows())
+
+
+def _array_api_rows() -> list[Row]:
+    """The Array API namespace of the newest revision, from its own support table (which
+    tests/test_array_api.py proves function by function, at every revision)."""
+    from .array_api import REVISIONS, support_table
+
+    newest = REVISIONS[-1]
+    data = "; output shape depends on the data"
+    return [Row("array api", f"xp.{r.name}", r.dynamic, r.staged, r.differentiable,
+                f"since {r.introduced}" + ("" if r.staged else data))
+            for r in support_table(newest)]
 
 
 def catalog_counts(rows=None) -> dict:
