@@ -133,13 +133,19 @@ def _function_rows():
             value = getattr(module, name)
             if name.startswith("_") or not callable(value) or isinstance(value, np.ufunc | type):
                 continue
-            if type(value) is type(np.sum) or value in functions:
+            if type(value) is type(np.sum) or value in functions \
+                    or value in _functions.WITHOUT_TRANSLATION:
                 names.setdefault(value, f"{prefix}.{name}")
     for value in functions:
         if not isinstance(value, np.ufunc):
             names.setdefault(value, f"{value.__module__}.{value.__name__}")
+    plain = _functions.WITHOUT_TRANSLATION
     rows = []
     for value, name in sorted(names.items(), key=lambda item: item[1]):
+        if value in plain:
+            rows.append(Row("function", name, True, True, plain[value],
+                            "works through NumPy's own code", value))
+            continue
         supported = value in functions
         staged = supported and value not in dynamic_only
         rows.append(Row("function", name, supported, staged, supported and value not in nondiff,

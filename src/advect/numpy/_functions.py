@@ -16,7 +16,8 @@ from ..errors import TracingError
 from ..ops._rules import normalize_axes
 from ..providers import numpy_dtype, on_provider_of
 
-__all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "NONDIFF", "array_function", "implements",
+__all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "NONDIFF", "WITHOUT_TRANSLATION",
+           "array_function", "implements",
            "reduction", "astype", "concrete"]
 
 FUNCTIONS: dict = {}
@@ -27,6 +28,18 @@ DYNAMIC_ONLY: set = set()
 TAKES_LIKE: set = set()
 # functions with no derivative: integer, boolean or metadata results (argsort, isclose, shape)
 NONDIFF: set = set()
+# NumPy functions that need no translation, each with whether derivatives flow through it: they
+# take no array to trace (window functions, index generators, dtype and shape queries) or reach
+# Advect through functions that dispatch (row_stack calls vstack; fftfreq divides by a traced
+# spacing). The support catalog lists them; tests/catalog_samples.py proves each with a call.
+WITHOUT_TRANSLATION = {
+    np.row_stack: True, np.fft.fftfreq: True, np.fft.rfftfreq: True,
+    np.isscalar: False, np.iterable: False, np.broadcast_shapes: False,
+    np.promote_types: False, np.issubdtype: False, np.isdtype: False, np.typename: False,
+    np.mintypecode: False, np.indices: False, np.diag_indices: False, np.tril_indices: False,
+    np.triu_indices: False, np.mask_indices: False, np.bartlett: False, np.blackman: False,
+    np.hamming: False, np.hanning: False, np.kaiser: False,
+}
 
 
 def implements(*funcs, dynamic_only=False, like=False, nondiff=False):
