@@ -18,6 +18,7 @@ from ..core import Tracer
 from ..dtypes import aval_of
 from ..numpy._mutation import INPUT
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
+from .forward import JVPTrace, JVPTracer
 from .maps import LinearMap, Pullback, tangent_leaves, zero_tangent
 from .reverse import backward, forward, linearize_flat, lower, ones_like_scalar
 
@@ -157,6 +158,9 @@ def _linearize_leaves(fun, sel: _Selection):
 
 # --- reverse mode --------------------------------------------------------------------------------
 
+_REAL_SCALARS = frozenset({np.float64, np.float32, np.float16})
+
+
 def _check_scalar_output(value, where):
     aval = aval_of(value)
     if aval.shape != ():
@@ -195,8 +199,12 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
                 raise TypeError("value_and_grad(has_aux=True) needs a function returning a "
                                 f"pair (value, aux), got {type(out).__name__}")
             value, aux = out if has_aux else (out, None)
-            (primal,), (var,), _ = _lower_all(trace, value)
-            _check_scalar_output(primal, "grad")
+            if type(value) is JVPTracer and value._trace is trace:  # the common case
+                primal, var = value.primal, value.tangent
+            else:
+                (primal,), (var,), _ = _lower_all(trace, value)
+            if type(primal) not in _REAL_SCALARS:  # np.sum & co. return NumPy scalars
+                _check_scalar_output(primal, "grad")
             cts = backward(tape.tape, [(var, ones_like_scalar(primal))])
             grads = [cts.get(v.index) for v in in_vars]
             grads = [ops.zeros_like(p) if g is None else g for g, p in zip(grads, sel.primals)]
@@ -283,7 +291,6 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
         >>> ad.jvp(np.sin)(np.array([0.0]), tangents=np.array([3.0]))
         (array([0.]), array([3.]))
     """
-    from .forward import JVPTrace, JVPTracer
 
     @functools.wraps(f)
     def wrapped(*args, tangents, **kwargs):

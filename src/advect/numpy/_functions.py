@@ -152,8 +152,14 @@ def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
     return out
 
 
+_ALL_AXES = [tuple(range(n)) for n in range(64)]
+
+
 @implements(np.sum)
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    if (axis is None and dtype is None and out is None and initial is None and where is True
+            and not keepdims and isinstance(a, Tracer)):  # np.sum(x), the common call
+        return ops.reduce_sum(a, axes=_ALL_AXES[len(a.shape)], keepdims=False)
     _no_out("sum", out)
     return reduction(ops.reduce_sum, a, axis, keepdims, dtype, where, initial)
 
