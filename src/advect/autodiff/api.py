@@ -74,6 +74,9 @@ class _Selection:
                 self.primals.append(_lift(leaf, where))
 
     def call(self, f: Callable) -> Callable:
+        if len(self.args) == 1 and self.nums == [0] and not self.kwargs \
+                and self.treedefs[0] is LEAF:
+            return f  # f(x): the flat call is the call
         def call_flat(*leaves):
             args, kwargs = list(self.args), dict(self.kwargs)
             start = 0
@@ -147,7 +150,7 @@ def _linearize_leaves(fun, sel: _Selection):
     """Run ``fun`` on the selection's inputs under a linearize trace. Returns the output's
     primal leaves, their tape variables (None for constant leaves), its tree definition, the
     tape and the input variables; the traces are closed."""
-    out, in_vars, trace, tape = linearize_flat(_mark_inputs(fun), sel.primals)
+    out, in_vars, trace, tape = linearize_flat(fun, sel.primals)
     try:
         leaves, out_vars, treedef = _lower_all(trace, out)
     finally:
@@ -193,7 +196,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         sel = _Selection(args, kwargs, argnums, argnames, "value_and_grad")
-        out, in_vars, trace, tape = linearize_flat(_mark_inputs(sel.call(f)), sel.primals)
+        out, in_vars, trace, tape = linearize_flat(sel.call(f), sel.primals)
         try:
             if has_aux and not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("value_and_grad(has_aux=True) needs a function returning a "

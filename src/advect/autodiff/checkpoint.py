@@ -91,12 +91,7 @@ def vjp_flat(fun: Callable, primals: Sequence[Any], cotangents: Sequence[Any]) -
     ``primals`` (floating arrays or tracers); returns one cotangent per primal, ``None`` for
     zero. The tape lives only for this call."""
 
-    def marked(*xs):
-        for x in xs:
-            x._mut = INPUT
-        return fun(*xs)
-
-    out, in_vars, trace, tape = linearize_flat(marked, list(primals))
+    out, in_vars, trace, tape = linearize_flat(fun, list(primals))
     try:
         leaves = tree_flatten(out)[0]
         if len(leaves) != len(cotangents):

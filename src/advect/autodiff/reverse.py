@@ -17,6 +17,7 @@ from .. import core, ops
 from ..core import Trace, Tracer, bind
 from ..dtypes import Aval, aval_of
 from ..errors import NoVJPError
+from ..numpy._methods import INPUT
 from ..ops import _rules
 from .forward import JVPTrace, JVPTracer
 
@@ -112,13 +113,15 @@ def _same_aval(x, y):
 
 
 def linearize_flat(fun, primals):
-    """Run ``fun(*inputs)`` with one tracer per primal; returns ``(outputs, in_vars, trace,
-    tape)``: whatever ``fun`` returned (tracers inside, for the caller to ``lower``), the input
-    tape variables, and the two traces, which the caller closes when done."""
+    """Run ``fun(*inputs)`` with one read-only tracer per primal; returns ``(outputs, in_vars,
+    trace, tape)``: whatever ``fun`` returned (tracers inside, for the caller to ``lower``), the
+    input tape variables, and the two traces, which the caller closes when done."""
     trace = JVPTrace()
     tape = LinearTrace()
     in_vars = [tape.new_var(aval_of(p)) for p in primals]
     inputs = [JVPTracer(trace, p, v) for p, v in zip(primals, in_vars)]
+    for x in inputs:
+        x._mut = INPUT  # a transform's inputs are never writable
     try:
         out = fun(*inputs)
     except BaseException:
