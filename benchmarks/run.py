@@ -65,8 +65,9 @@ def _peak_bytes(fn):
 
 def _candidates(w):
     """name -> zero-argument callable computing (value, gradient)."""
+    value_and_grad = ad.value_and_grad(w.loss, w.argnums)  # built once, called many times
     out = {"hand-written": lambda: w.manual(*w.params),
-           "advect": lambda: ad.value_and_grad(w.loss, w.argnums)(*w.params)}
+           "advect": lambda: value_and_grad(*w.params)}
     staged = _staged(w)
     if staged is not None:
         out.update(staged)

@@ -164,7 +164,7 @@ def _accumulate(cts, lazy, var, ct):
     if dtype != aval.dtype:
         ct = _rules.fit(ct, aval.update(shape=tuple(shape)))
     if shape != aval.shape:
-        if _broadcastable(shape, aval.shape):
+        if not shape or _broadcastable(shape, aval.shape):  # a 0-d cotangent broadcasts to all
             lazy[var.index] = aval
         else:
             ct = _rules.fit(ct, aval)
