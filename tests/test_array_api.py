@@ -139,18 +139,24 @@ def _partial(xp, name, args, kwargs, positions, post, revision):
     return f
 
 
+def _strict_partial(name, k):
+    """Case ``k`` of ``name`` on array-api-strict at the newest revision, as a function of its
+    floating inputs: ``(f, args, positions)``; skips a case with no floating input."""
+    case = CASES[name][k]
+    args, kwargs = _inputs(strict, case)
+    positions = _float_positions(args, case)
+    if not positions:
+        pytest.skip("no floating input: nothing to differentiate")
+    return _partial(strict, name, args, kwargs, positions, case.post, NEWEST), args, positions
+
+
 DIFF_PARAMS = [p for p in PARAMS if ROWS[p.values[0]].derivative == "rules"]
 ZERO_PARAMS = [p for p in PARAMS if ROWS[p.values[0]].derivative == "zero"]
 
 
 @pytest.mark.parametrize("name,k", ZERO_PARAMS)
 def test_zero_derivative_functions_pass_zero_tangents(name, k):
-    case = CASES[name][k]
-    args, kwargs = _inputs(strict, case)
-    positions = _float_positions(args, case)
-    if not positions:
-        pytest.skip("no floating input: nothing to differentiate")
-    f = _partial(strict, name, args, kwargs, positions, case.post, NEWEST)
+    f, args, positions = _strict_partial(name, k)
     tangents = tuple(strict.ones_like(args[i]) for i in positions)
     _, t = ad.jvp(f, tuple(range(len(positions))))(*[args[i] for i in positions],
                                                     tangents=tangents)
@@ -245,12 +251,7 @@ def test_staged_matches_provider(name, k, xp):
 
 @pytest.mark.parametrize("name,k", [p for p in DIFF_PARAMS if ROWS[p.values[0]].staged])
 def test_staged_derivatives_match_dynamic(name, k):
-    case = CASES[name][k]
-    args, kwargs = _inputs(strict, case)
-    positions = _float_positions(args, case)
-    if not positions:
-        pytest.skip("no floating input")
-    f = _partial(strict, name, args, kwargs, positions, case.post, NEWEST)
+    f, args, positions = _strict_partial(name, k)
     primals = [args[i] for i in positions]
     argnums = tuple(range(len(positions)))
     out, pullback = ad.vjp(f, argnums)(*primals)
