@@ -180,18 +180,29 @@ def _accumulate(cts, lazy, var, ct):
         cts[var.index] = ops.add(old, ct)
 
 
-def _expand(ct, aval, elementwise):
-    """A lazily broadcast cotangent at the full shape, unless an elementwise transpose takes it
-    as it is."""
-    if not elementwise:
-        return ops.broadcast_to(ct, shape=aval.shape)
-    return ct
+def _expand(ct, aval, elementwise, args):
+    """A lazily broadcast cotangent at the full shape ``aval.shape``.
+
+    The small cotangent stands for ``broadcast_to(ct, aval.shape)``. Only an elementwise
+    transpose whose tape operands all have that full shape may take it as it is: each operand's
+    cotangent is then a pointwise function of the output's, so it broadcasts the same way. An
+    operand that was itself broadcast needs the sum over the broadcast axes, which only the
+    full-shape cotangent gives (a NumPy broadcast is a view: no data is copied).
+    """
+    if elementwise:
+        shape = aval.shape
+        for a in args:
+            if type(a) is LinearTracer and a.aval.shape != shape:
+                break
+        else:
+            return ct
+    return ops.broadcast_to(ct, shape=aval.shape)
 
 
-def _pop(cts, lazy, var, elementwise):
+def _pop(cts, lazy, var):
     ct = cts.pop(var.index, None)
     if ct is not None and var.index in lazy:
-        ct = _expand(ct, lazy.pop(var.index), elementwise)
+        ct = ops.broadcast_to(ct, shape=lazy.pop(var.index).shape)
     return ct
 
 
@@ -208,7 +219,7 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
         if not keep:
             tape[i] = None
         if op.multiple_results:
-            ct = tuple(_pop(cts, lazy, o, False) for o in out)
+            ct = tuple(_pop(cts, lazy, o) for o in out)
             if all(c is None for c in ct):
                 continue
         else:
@@ -216,7 +227,7 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
             if ct is None:
                 continue
             if lazy and out.index in lazy:
-                ct = _expand(ct, lazy.pop(out.index), op.elementwise)
+                ct = _expand(ct, lazy.pop(out.index), op.elementwise, args)
         if core.debug_hooks is None:
             arg_cts = op.transpose(ct, *args, **attrs)
         else:  # inside advect.debug: locate errors, check cotangents for NaN and inf
