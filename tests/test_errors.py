@@ -129,3 +129,58 @@ def test_api_misuse_uses_python_errors():
 def test_reading_values_while_staging_raises_tracing_error_naming_the_call(use):
     with pytest.raises(ad.TracingError, match=r"stop_gradient|float\(\)|bool\(\)|tolist"):
         ad.stage(use, X)
+
+
+# --- rule errors carry their facts -------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", [errors.NoJVPError, errors.NoVJPError,
+                                 errors.MissingPrimitiveRuleError])
+def test_rule_errors_accept_and_expose_op_and_source_location(cls):
+    e = cls("msg", op="custom.f", source_location="model.py:1")
+    assert (str(e), e.op, e.source_location) == ("msg", "custom.f", "model.py:1")
+    plain = cls("plain")
+    assert (str(plain), plain.op, plain.source_location) == ("plain", None, None)
+    import pickle
+    back = pickle.loads(pickle.dumps(e))
+    assert (type(back), str(back), back.op, back.source_location) == \
+        (cls, "msg", "custom.f", "model.py:1")
+
+
+def test_engine_rule_errors_name_the_op():
+    from advect import ops
+    from advect.ops._rules import same_unary
+
+    nojvp = Op("test_errors.nojvp", abstract=same_unary, impl=lambda xp, x: xp.sin(x))
+    untransposable = Op("test_errors.untransposable", abstract=same_unary,
+                        impl=lambda xp, x: x, linear=True)
+    twice = Op("test_errors.twice", abstract=same_unary, impl=lambda xp, x: xp.sin(x),
+               jvp=lambda primals, tangents, out: untransposable(tangents[0]))
+    try:
+        with pytest.raises(errors.NoJVPError) as info:
+            ad.jvp(lambda x: nojvp(x))(X, tangents=np.ones(2))
+        assert info.value.op == "test_errors.nojvp"
+        with pytest.raises(errors.NoVJPError) as info:
+            ad.grad(lambda x: ops.reduce_sum(twice(x), axes=(0,), keepdims=False))(X)
+        assert info.value.op == "test_errors.untransposable"
+    finally:
+        for name in ("test_errors.nojvp", "test_errors.untransposable", "test_errors.twice"):
+            REGISTRY.pop(name, None)
+
+
+def test_a_ruleless_primitive_is_both_missing_rule_and_mode_error():
+    @ad.primitive(name="test_errors.ruleless")
+    def ruleless(x):
+        return np.sin(x)
+
+    @ruleless.def_abstract
+    def _(x):
+        return x.spec
+
+    with pytest.raises(errors.MissingPrimitiveRuleError) as info:
+        ad.grad(lambda x: np.sum(ruleless(x)))(X)
+    assert isinstance(info.value, errors.NoVJPError)
+    assert info.value.op == "test_errors.ruleless"
+    with pytest.raises(errors.MissingPrimitiveRuleError) as info:
+        ad.jvp(ruleless)(X, tangents=np.ones(2))
+    assert isinstance(info.value, errors.NoJVPError)
+    assert not isinstance(info.value, errors.NoVJPError)

@@ -70,7 +70,7 @@ class Op:
 
     def missing_jvp(self):
         return NoJVPError(f"operation {self.name!r} has no JVP rule, so it cannot be "
-                          "differentiated in forward or reverse mode")
+                          "differentiated in forward or reverse mode", op=self.name)
 
 
 def _linear_jvp(op: Op) -> Callable:

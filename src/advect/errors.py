@@ -16,6 +16,8 @@ __all__ = [
     "NumericsError",
     "NoJVPError",
     "NoVJPError",
+    "MissingJVPRuleError",
+    "MissingVJPRuleError",
     "ImplicitSolveError",
     "UnsupportedDtypeError",
     "PayloadError",
@@ -40,8 +42,34 @@ class EscapedTracerError(TracingError):
     """A tracer was used after the transform that created it had returned."""
 
 
-class MissingPrimitiveRuleError(TracingError):
-    """A custom primitive lacks the rule a transform needs."""
+class _RuleError(AdvectError):
+    """An error about an op's rules; it carries the op's name and where the call was made.
+
+    ``str(error)`` is the plain message; ``op`` and ``source_location`` are ``None`` when not
+    known::
+
+        >>> e = NoVJPError("no transpose rule", op="custom.f", source_location="model.py:1")
+        >>> (str(e), e.op, e.source_location)
+        ('no transpose rule', 'custom.f', 'model.py:1')
+    """
+
+    def __init__(self, message: str = "", *, op: str | None = None,
+                 source_location: str | None = None):
+        super().__init__(message)
+        self.op = op
+        self.source_location = source_location
+
+    def __reduce__(self):  # keep op and source_location through pickling
+        return _rebuild, (type(self), str(self), self.op, self.source_location)
+
+
+def _rebuild(cls, message, op, source_location):
+    return cls(message, op=op, source_location=source_location)
+
+
+class MissingPrimitiveRuleError(TracingError, _RuleError):
+    """A custom primitive lacks the rule a transform needs. The error raised is also a
+    :class:`NoJVPError` or :class:`NoVJPError` for the mode that needed the rule."""
 
 
 class MutationError(AdvectError):
@@ -56,12 +84,20 @@ class NumericsError(AdvectError):
     """A NaN or infinity appeared inside ``advect.debug(numerics=True)``."""
 
 
-class NoJVPError(AdvectError):
+class NoJVPError(_RuleError):
     """An operation has no forward-mode (JVP) rule."""
 
 
-class NoVJPError(AdvectError):
+class NoVJPError(_RuleError):
     """An operation has no reverse-mode (transpose) rule."""
+
+
+class MissingJVPRuleError(MissingPrimitiveRuleError, NoJVPError):
+    """A custom primitive lacks the rule forward mode needs."""
+
+
+class MissingVJPRuleError(MissingPrimitiveRuleError, NoVJPError):
+    """A custom primitive lacks the rule reverse mode needs."""
 
 
 class ImplicitSolveError(AdvectError):

@@ -46,7 +46,8 @@ import numpy as np
 
 from .core import REGISTRY, Op, Trace, Tracer, bind
 from .dtypes import Aval, aval_of
-from .errors import MissingPrimitiveRuleError, NoJVPError, TracingError
+from .errors import (MissingJVPRuleError, MissingPrimitiveRuleError, MissingVJPRuleError,
+                     NoJVPError, TracingError)
 from .numpy._methods import ArrayTracer
 from .ops._rules import fit, is_linear
 from .providers import provider_of
@@ -307,21 +308,22 @@ class Primitive:
             if not on_tape:
                 raise NoJVPError(f"primitive {self.name!r} has only a transpose rule, so it works "
                                  "in reverse mode only; define a JVP rule with "
-                                 f"@{self._label}.def_jvp to use it in forward mode")
+                                 f"@{self._label}.def_jvp to use it in forward mode",
+                                 op=self.name)
             slots = tuple(i for i, t in enumerate(tangents) if t is not None)
             result = bind(self.linear_map, *primals, *out, *(tangents[i] for i in slots),
                           operands=operands, static=static, tangents=slots)
             return tuple(r if _inexact(o) else None for r, o in zip(result, out))
         if self._jvp is None:
             raise self._missing("jvp", "to differentiate it (or a transpose rule, for reverse "
-                                "mode only)")
+                                "mode only)", reverse=on_tape)
         return self._run_jvp(primals, tangents, out, operands, static)
 
     def _transpose_rule(self, ct, *args, operands, static):
         # reached only when a JVP rule applied this primitive to tangents (a linear primitive)
         if self._transpose is None:
             raise self._missing("transpose", "because a JVP rule applied it to tangents, which "
-                                "puts it on the linear tape of reverse mode")
+                                "puts it on the linear tape of reverse mode", reverse=True)
         cts = self._run_transpose(ct, args, None, operands, static)
         return tuple(c if is_linear(a) else None for a, c in zip(args, cts))
 
@@ -340,7 +342,7 @@ class Primitive:
         if self._jvp is None:
             raise NoJVPError(f"primitive {self.name!r} has only a transpose rule, so its "
                              "linearization cannot be applied forward; define a JVP rule with "
-                             f"@{self._label}.def_jvp")
+                             f"@{self._label}.def_jvp", op=self.name)
         primals, out, given = self._split_linear(args, operands, tangents)
         full = [None] * len(primals)
         for i, t in zip(tangents, given):
@@ -349,7 +351,8 @@ class Primitive:
         return tuple(xp.zeros_like(o) if r is None else r for r, o in zip(result, out))
 
     def _linear_jvp(self, primals, tangents, out, **attrs):
-        raise NoJVPError(f"the linear map of primitive {self.name!r} has no JVP rule")
+        raise NoJVPError(f"the linear map of primitive {self.name!r} has no JVP rule",
+                         op=self.name)
 
     def _linear_transpose(self, ct, *args, operands, static, tangents):
         primals, out, _ = self._split_linear(args, operands, tangents)
@@ -405,10 +408,14 @@ class Primitive:
         live = self._live_tangents(operands, primals, result)
         return tuple(live)
 
-    def _missing(self, rule: str, why: str) -> MissingPrimitiveRuleError:
-        return MissingPrimitiveRuleError(
-            f"primitive {self.name!r} has no {rule} rule, which it needs {why}; define one with "
-            f"@{self._label}.def_{rule}")
+    def _missing(self, rule: str, why: str, reverse: bool | None = None
+                 ) -> MissingPrimitiveRuleError:
+        """The error for a missing rule: also a NoVJPError in reverse mode, a NoJVPError in
+        forward mode (``reverse=None``: neither mode, e.g. staging without an abstract rule)."""
+        cls = (MissingPrimitiveRuleError if reverse is None
+               else MissingVJPRuleError if reverse else MissingJVPRuleError)
+        return cls(f"primitive {self.name!r} has no {rule} rule, which it needs {why}; define "
+                   f"one with @{self._label}.def_{rule}", op=self.name)
 
 
 # --- the rule trace: NumPy syntax for tape variables ----------------------------------------------

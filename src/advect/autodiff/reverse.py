@@ -70,7 +70,7 @@ class LinearTrace(Trace):
     def process(self, op, args, attrs):
         if op.transpose is None:
             raise NoVJPError(f"operation {op.name!r} has no transpose rule, so it cannot be "
-                             "differentiated in reverse mode")
+                             "differentiated in reverse mode", op=op.name)
         if op.abstract is _SAME_SHAPE_BINARY and len(args) == 2:
             out_aval = _same_aval(*args)  # the hot case: var * constant of the same aval
             if out_aval is None:
