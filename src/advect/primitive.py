@@ -46,8 +46,13 @@ import numpy as np
 
 from .core import REGISTRY, Op, Trace, Tracer, bind
 from .dtypes import Aval, aval_of
-from .errors import (MissingJVPRuleError, MissingPrimitiveRuleError, MissingVJPRuleError,
-                     NoJVPError, TracingError)
+from .errors import (
+    MissingJVPRuleError,
+    MissingPrimitiveRuleError,
+    MissingVJPRuleError,
+    NoJVPError,
+    TracingError,
+)
 from .numpy._methods import ArrayTracer
 from .ops._rules import fit, is_linear
 from .providers import provider_of
