@@ -93,8 +93,17 @@ def test_has_aux():
     g, aux = ad.grad(program, has_aux=True)(SAMPLE)
     np.testing.assert_allclose(g, 2 * SAMPLE)
     np.testing.assert_allclose(aux, 2 * SAMPLE)
-    (value, aux), g = ad.value_and_grad(program, has_aux=True)(SAMPLE)
+    value, g, aux = ad.value_and_grad(program, has_aux=True)(SAMPLE)
     np.testing.assert_allclose(value, np.sum(SAMPLE ** 2))
+    np.testing.assert_allclose(g, 2 * SAMPLE)
+    np.testing.assert_allclose(aux, 2 * SAMPLE)
+
+
+def test_has_aux_python_float_input_keeps_the_flat_layout():
+    program = ad.stage(lambda s: (s ** 3, s * 2), 2.0)
+    value, g, aux = ad.value_and_grad(program, has_aux=True)(2.0)
+    assert (value, g) == (8.0, 12.0) and type(g) is float
+    assert aux == 4.0
 
 
 def test_python_float_inputs_get_python_float_gradients():

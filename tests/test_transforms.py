@@ -67,8 +67,10 @@ def test_has_aux():
     np.testing.assert_array_equal(g, 2 * X)
     np.testing.assert_array_equal(aux["double"], 2 * X)
     assert aux["label"] == "ok" and not ad.is_traced(aux["double"])
-    (value, aux), g = ad.value_and_grad(f, has_aux=True)(X)
+    value, g, aux = ad.value_and_grad(f, has_aux=True)(X)
     assert float(value) == pytest.approx(np.sum(X ** 2))
+    np.testing.assert_array_equal(g, 2 * X)
+    assert aux["label"] == "ok"
 
 
 def test_has_aux_needs_a_pair():

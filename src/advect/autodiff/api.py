@@ -181,7 +181,8 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
     """Return a function computing ``f``'s value and its reverse-mode gradient.
 
     Selection follows :func:`grad`. With ``has_aux``, ``f`` returns ``(value, aux)`` and the
-    result is ``((value, aux), gradient)``. A ``StagedProgram`` gives a ``StagedProgram``.
+    result is the flat ``(value, gradient, aux)`` (JAX nests it as ``((value, aux), gradient)``).
+    A ``StagedProgram`` gives a ``StagedProgram``.
 
     Example:
         >>> import numpy as np, advect as ad
@@ -218,7 +219,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
             trace.close()
             tape.close()
         result = sel.unflatten(grads)
-        return ((primal, aux) if has_aux else primal), result
+        return (primal, result, aux) if has_aux else (primal, result)
 
     return wrapped
 
@@ -250,8 +251,8 @@ def grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        (value, g) = vg(*args, **kwargs)
-        return (g, value[1]) if has_aux else g
+        out = vg(*args, **kwargs)
+        return out[1:] if has_aux else out[1]
 
     return wrapped
 

@@ -79,20 +79,18 @@ def _weak_flags(selected) -> list[bool]:
 
 
 def _derive(program: StagedProgram, fn, kw: dict, python_flags: list[bool],
-            at_end: bool) -> StagedProgram:
-    """Stage ``fn`` on the program's signature (plus ``kw``). The gradient outputs (the last
-    ones when ``at_end``, else the first) come back as Python floats where ``python_flags``
-    says their input was one."""
+            start: int) -> StagedProgram:
+    """Stage ``fn`` on the program's signature (plus ``kw``). The gradient outputs (flat leaves
+    from ``start`` on) come back as Python floats where ``python_flags`` says their input was
+    one; ``start`` is -1 when they are the last leaves."""
     pos, primal_kw = program.signature
     derived = build_program(fn, pos, {**primal_kw, **kw}, program.array_api_version,
                             xp=None)
     flags = list(derived._out_python)
     n = len(python_flags)
     if n:
-        if at_end:
-            flags[len(flags) - n:] = python_flags
-        else:
-            flags[:n] = python_flags
+        start = len(flags) - n if start < 0 else start
+        flags[start:start + n] = python_flags
     return derived._with_python_outputs(flags)
 
 
@@ -112,7 +110,7 @@ def staged_value_and_grad(program: StagedProgram, argnums: int | Sequence[int] |
                           "value_and_grad")
     dynamic = api.value_and_grad(_as_function(program), argnums, argnames=argnames,
                                  has_aux=has_aux)
-    return _derive(program, dynamic, {}, _weak_flags(selected), at_end=True)
+    return _derive(program, dynamic, {}, _weak_flags(selected), start=1)
 
 
 def staged_grad(program: StagedProgram, argnums: int | Sequence[int] | None = None, *,
@@ -128,7 +126,7 @@ def staged_grad(program: StagedProgram, argnums: int | Sequence[int] | None = No
     """
     selected = _selection(require_program(program, "grad"), argnums, argnames, "grad")
     dynamic = api.grad(_as_function(program), argnums, argnames=argnames, has_aux=has_aux)
-    return _derive(program, dynamic, {}, _weak_flags(selected), at_end=False)
+    return _derive(program, dynamic, {}, _weak_flags(selected), start=0)
 
 
 def _as_function(program: StagedProgram):
@@ -189,5 +187,4 @@ def vjp_program(f: StagedProgram, argnums: int | Sequence[int] | None = None, *,
             tape.close()
         return sel.unflatten(grads)
 
-    return _derive(program, pullback, {COTANGENT: out_specs}, _weak_flags(selected),
-                   at_end=False)
+    return _derive(program, pullback, {COTANGENT: out_specs}, _weak_flags(selected), start=0)
