@@ -209,6 +209,17 @@ class StagedProgram:
     def __str__(self) -> str:
         return listing(self._graph)
 
+    def to_dot(self) -> str:
+        """Graphviz DOT text of the graph: inputs, constants, ops with shapes and dtypes, outputs.
+
+        Example:
+            >>> import numpy as np, advect as ad
+            >>> ad.stage(lambda x: np.sin(x), np.ones(3)).to_dot().splitlines()[0]
+            'digraph "<lambda>" {'
+        """
+        from .dot import to_dot
+        return to_dot(self._graph, self.signature, self.output_specs, self._name)
+
     def __repr__(self) -> str:
         pos = ", ".join(map(repr, self._pos_specs))
         kw = "".join(f", {k}={v!r}" for k, v in self._kw_specs.items())
