@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
@@ -33,7 +34,8 @@ NONDIFF: set = set()
 # Advect through functions that dispatch (row_stack calls vstack; fftfreq divides by a traced
 # spacing). The support catalog lists them; tests/catalog_samples.py proves each with a call.
 WITHOUT_TRANSLATION = {
-    np.row_stack: True, np.fft.fftfreq: True, np.fft.rfftfreq: True,
+    **dict.fromkeys(present(np, "row_stack"), True),  # removed in NumPy 2.5
+    np.fft.fftfreq: True, np.fft.rfftfreq: True,
     np.isscalar: False, np.iterable: False, np.broadcast_shapes: False,
     np.promote_types: False, np.issubdtype: False, np.isdtype: False, np.typename: False,
     np.mintypecode: False, np.indices: False, np.diag_indices: False, np.tril_indices: False,

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..ops._rules import normalize_axes
@@ -165,7 +166,7 @@ def _dsplit(ary, indices_or_sections):
     return _split(ary, indices_or_sections, 2)
 
 
-@implements(np.unstack)
+@implements(*present(np, "unstack"))  # NumPy 2.1+
 def _unstack(x, /, *, axis=0):
     axis = normalize_axes(axis, _ndim(x))[0]
     index = tuple((0, n, 1) for n in _shape(x)[:axis])

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..ops._rules import normalize_axes
@@ -66,14 +67,14 @@ def _cumulative(scan, identity, x, axis, dtype, include_initial, name):
     return out
 
 
-@implements(np.cumulative_sum)
+@implements(*present(np, "cumulative_sum"))  # NumPy 2.1+
 def _cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     _no_out("cumulative_sum", out)
     return _cumulative(lambda a, ax, dt: _cumsum(a, ax, dt), 0, x, axis, dtype, include_initial,
                        "cumulative_sum")
 
 
-@implements(np.cumulative_prod)
+@implements(*present(np, "cumulative_prod"))  # NumPy 2.1+
 def _cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     _no_out("cumulative_prod", out)
     return _cumulative(lambda a, ax, dt: _cumprod(a, ax, dt), 1, x, axis, dtype,

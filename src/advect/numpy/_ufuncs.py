@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from .. import ops
+from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
@@ -113,9 +114,9 @@ UFUNCS = {
     np.left_shift: ops.bitwise_left_shift, np.right_shift: ops.bitwise_right_shift,
     np.bitwise_count: ops.bitwise_count, np.gcd: ops.gcd, np.lcm: ops.lcm,
     # complex numbers and linear algebra
-    np.conjugate: ops.conj, np.matmul: ops.matmul, np.vecdot: _vecdot, np.matvec: _matvec,
-    np.vecmat: _vecmat,
+    np.conjugate: ops.conj, np.matmul: ops.matmul, np.vecdot: _vecdot,
 }
+UFUNCS.update(zip(present(np, "matvec", "vecmat"), (_matvec, _vecmat)))  # NumPy 2.2+
 
 # scipy.special ufuncs by name; their rows join UFUNCS on first use (see translation)
 SCIPY_SPECIAL = {
