@@ -24,6 +24,7 @@ from .autodiff.api import (
     vjp,
 )
 from .autodiff.checkpoint import checkpoint
+from .autodiff.state import transform_state, transform_states
 from .autodiff.implicit import implicit_root
 from .debug import debug
 from .errors import (  # every named error is re-exported
@@ -70,7 +71,8 @@ __all__ = [
     "NoJVPError", "NoVJPError", "NumericsError",
     "PayloadError", "RevisionError", "SchemaVersionError", "StagedIterationError",
     "StaleViewError", "TracingError", "UnregisteredOpError", "UnsupportedDtypeError",
-    "checkpoint", "implicit_root", "support_catalog", "debug",
+    "checkpoint", "implicit_root", "support_catalog", "debug", "transform_state",
+    "transform_states",
     "stage", "vjp_program", "StagedProgram", "ArraySpec", "StaticSpec", "AbstractValue",
     "OptimizationReport", "primitive",
 ]

@@ -12,12 +12,22 @@ from ..core import Trace, Tracer, bind
 from ..dtypes import aval_of
 from ..numpy._methods import ArrayTracer
 from ..providers import namespace_of
+from . import state
 
 __all__ = ["JVPTrace", "JVPTracer", "split"]
 
 
 class JVPTrace(Trace):
     __slots__ = ()
+
+    def __init__(self):
+        super().__init__()
+        state.push(self)  # scratch state for ad.transform_state, dropped on close
+
+    def close(self) -> None:
+        if self.alive:
+            state.pop(self)
+        super().close()
 
     def process(self, op, args, attrs):
         if len(args) == 1:  # the common unary case, without the loop

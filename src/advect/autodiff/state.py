@@ -1,0 +1,97 @@
+"""Scratch state private to one dynamic transform invocation.
+
+Each :class:`~advect.autodiff.forward.JVPTrace` (one per ``grad``, ``vjp``, ``jvp``,
+``linearize``, ... call, and one per nesting level) registers itself in a per-thread stack while
+it is alive; :func:`transform_state` hands out state kept on the innermost one, which is dropped
+when that trace closes, on success or failure. The stack is read only here, never by ``bind``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import TracingError
+
+__all__ = ["transform_state", "transform_states", "push", "pop"]
+
+_local = threading.local()
+
+
+def _stack() -> list:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def push(trace) -> None:
+    _stack().append((trace, {}))
+
+
+def pop(trace) -> None:
+    """Forget ``trace`` and its state (searching from the innermost: closes may come out of
+    order when a pullback outlives an inner transform)."""
+    stack = _stack()
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i][0] is trace:
+            del stack[i]
+            return
+
+
+def _staging() -> bool:
+    trace = sys.modules.get("advect.staging.trace")  # loaded once staging is used
+    return trace is not None and getattr(trace._local, "depth", 0) > 0
+
+
+def transform_state(key: Any, factory: Callable[[], Any]) -> Any:
+    """Scratch state for ``key``, private to the innermost dynamic transform invocation.
+
+    The first call at a nesting level makes the state with ``factory()``; later calls at that
+    level return the same object. Each nesting level has its own, and the state is dropped when
+    its transform returns or fails.
+
+    Raises:
+        TracingError: no dynamic transform is running in this thread, or the call is made while
+            staging (the state would not exist when the staged program runs).
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> def f(x):
+        ...     calls = ad.transform_state("calls", list)
+        ...     calls.append(1)
+        ...     return np.sum(x ** 2) * len(calls)
+        >>> float(ad.grad(f)(np.array(1.0)))
+        2.0
+    """
+    if _staging():
+        raise TracingError("transform_state() was called while staging: scratch state lives "
+                           "only during one dynamic transform call; pass the value in as an "
+                           "input of the staged function instead")
+    stack = _stack()
+    if not stack:
+        raise TracingError("transform_state() needs a running dynamic transform (grad, vjp, "
+                           "jvp, linearize, ...) in this thread")
+    states = stack[-1][1]
+    if key not in states:
+        states[key] = factory()
+    return states[key]
+
+
+def transform_states(key: Any) -> list:
+    """The states made for ``key`` by :func:`transform_state`, outermost transform first.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> def inner(x):
+        ...     ad.transform_state("level", lambda: "inner")
+        ...     return np.sum(x ** 3) * len(ad.transform_states("level"))
+        >>> def outer(x):
+        ...     ad.transform_state("level", lambda: "outer")
+        ...     return ad.grad(inner)(x)
+        >>> float(ad.grad(outer)(np.array(1.0)))   # d/dx (2 * 3x^2) = 12x
+        12.0
+    """
+    return [states[key] for _, states in _stack() if key in states]
