@@ -24,8 +24,8 @@ from .autodiff.api import (
     vjp,
 )
 from .autodiff.checkpoint import checkpoint
-from .autodiff.state import transform_state, transform_states
 from .autodiff.implicit import implicit_root
+from .autodiff.state import transform_state, transform_states
 from .debug import debug
 from .errors import (  # every named error is re-exported
     AdvectError,
