@@ -20,7 +20,7 @@ Example:
     >>> with open(path, "w") as f:
     ...     json.dump(program.to_dict(), f)
     >>> main(["check", path])
-    ok: <lambda>, 1 node, schema 3, Array API 2025.12
+    ok: <lambda>, 1 node, schema 3, Array API ....
     0
 """
 
@@ -240,7 +240,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="advect", description="Inspect, check, run and draw saved Advect programs "
         "(the JSON text of StagedProgram.to_dict()).",
         epilog="Exit status: 0 success, 1 an invalid program, input or call, 2 a usage error.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="inspect|check|run|dot", required=True)
 
     def command(name: str, help_text: str, handler) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
