@@ -9,7 +9,7 @@ import pytest
 import advect as ad
 from advect.pytree import (
     TreeDef,
-    keystr,
+    format_path,
     register_pytree_node,
     tree_flatten,
     tree_flatten_with_paths,
@@ -83,7 +83,7 @@ def test_is_leaf_stops_descent():
 def test_paths_name_every_leaf():
     pairs, _ = tree_flatten_with_paths({"w": [10, 20], "b": Point(1, 2)})
     assert pairs == [(("b", 0), 1), (("b", 1), 2), (("w", 0), 10), (("w", 1), 20)]
-    assert keystr(("w", 0)) == "['w'][0]"
+    assert format_path(("w", 0)) == "['w'][0]"
 
 
 def test_unflatten_with_wrong_leaf_count_raises():

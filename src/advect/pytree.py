@@ -1,7 +1,10 @@
 """Pytrees: nested containers whose leaves are arrays.
 
-Built-in nodes are tuple, list, dict (keys sorted), None and namedtuples; other classes opt in
-with :func:`register_pytree_node` (dataclasses included).
+Built-in nodes are tuple, list, dict (keys sorted), None and namedtuples. Other classes become
+nodes with :func:`register_pytree_node` (optionally for their subclasses too), by defining
+``__advect_tree_flatten__`` / ``__advect_tree_unflatten__`` (inherited by subclasses), or, for
+dataclasses, with the :func:`register_dataclass` decorator. :func:`static` wraps metadata so
+that it is held in the tree's structure instead of being a leaf.
 
 Example:
     >>> from advect.pytree import tree_flatten, tree_unflatten
@@ -14,26 +17,41 @@ Example:
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
-__all__ = ["TreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map",
-           "tree_flatten_with_paths", "register_pytree_node", "keystr"]
+__all__ = ["TreeDef", "Static", "static", "tree_flatten", "tree_unflatten", "tree_leaves",
+           "tree_map", "tree_flatten_with_paths", "register_pytree_node", "register_dataclass",
+           "format_path"]
+
+T = TypeVar("T")
 
 
 class _NodeType(NamedTuple):
     flatten: Callable[[Any], tuple[Iterable[Any], Any]]
     unflatten: Callable[[Any, list[Any]], Any]
+    include_subclasses: bool
 
 
 _REGISTRY: dict[type, _NodeType] = {}
+_RESOLVED: dict[type, _NodeType | None] = {}  # per concrete type: its node, None for a leaf
+_BUILTIN = (tuple, list, dict, type(None))
 
 
-def register_pytree_node(cls: type, *, flatten_fn: Callable, unflatten_fn: Callable) -> None:
+def register_pytree_node(cls: type, *, flatten_fn: Callable, unflatten_fn: Callable,
+                         include_subclasses: bool = False) -> None:
     """Make ``cls`` a pytree node.
 
     ``flatten_fn(obj) -> (children, aux)`` and ``unflatten_fn(aux, children) -> obj``; ``aux``
-    must be hashable and comparable, it becomes part of the tree definition.
+    must be comparable with ``==`` (it becomes part of the tree definition, so two trees
+    whose ``aux`` differ have different structures). With ``include_subclasses=True``
+    subclasses of ``cls`` use the same functions (store ``type(obj)`` in ``aux`` to rebuild
+    the subclass); the nearest registered base class in a type's MRO wins.
+
+    Raises:
+        ValueError: ``cls`` is already registered, or is a built-in node.
 
     Example:
         >>> import dataclasses
@@ -46,9 +64,155 @@ def register_pytree_node(cls: type, *, flatten_fn: Callable, unflatten_fn: Calla
         >>> tree_leaves(Pair(1.0, 2.0))
         [1.0, 2.0]
     """
-    if cls in _REGISTRY or cls in (tuple, list, dict, type(None)):
+    if cls in _REGISTRY or cls in _BUILTIN or cls is Static:
         raise ValueError(f"{cls.__name__} is already a pytree node")
-    _REGISTRY[cls] = _NodeType(flatten_fn, unflatten_fn)
+    _REGISTRY[cls] = _NodeType(flatten_fn, unflatten_fn, bool(include_subclasses))
+    _RESOLVED.clear()
+
+
+def _protocol_unflatten(cls):
+    return lambda aux, children: cls.__advect_tree_unflatten__(aux, children)
+
+
+def _resolve(cls: type) -> _NodeType | None:
+    """The node rules of ``cls``: the nearest class in its MRO that is registered (exactly, or
+    with ``include_subclasses``) or defines ``__advect_tree_flatten__``."""
+    try:
+        return _RESOLVED[cls]
+    except KeyError:
+        pass
+    node = None
+    for base in cls.__mro__:
+        entry = _REGISTRY.get(base)
+        if entry is not None and (base is cls or entry.include_subclasses):
+            node = entry
+            break
+        if "__advect_tree_flatten__" in vars(base):
+            node = _NodeType(cls.__advect_tree_flatten__, _protocol_unflatten(cls), True)
+            break
+    _RESOLVED[cls] = node
+    return node
+
+
+def register_dataclass(cls: type[T]) -> type[T]:
+    """Class decorator: a dataclass whose fields are children, except fields declared with
+    ``dataclasses.field(metadata={"static": True})``, which are held in the structure.
+
+    Raises:
+        TypeError: ``cls`` is not a dataclass.
+
+    Example:
+        >>> import dataclasses
+        >>> @register_dataclass
+        ... @dataclasses.dataclass
+        ... class Layer:
+        ...     weight: float
+        ...     name: str = dataclasses.field(default="dense", metadata={"static": True})
+        >>> tree_leaves(Layer(2.0)), tree_map(lambda w: w * 10, Layer(2.0, "out"))
+        ([2.0], Layer(weight=20.0, name='out'))
+    """
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"register_dataclass: {cls!r} is not a dataclass; decorate it with "
+                        "@dataclasses.dataclass first (below this decorator)")
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    data = tuple(f.name for f in fields if not f.metadata.get("static", False))
+    meta = tuple(f.name for f in fields if f.metadata.get("static", False))
+
+    def flatten(obj):
+        return [getattr(obj, n) for n in data], tuple(getattr(obj, n) for n in meta)
+
+    def unflatten(aux, children):
+        return cls(**dict(zip(data, children)), **dict(zip(meta, aux)))
+
+    register_pytree_node(cls, flatten_fn=flatten, unflatten_fn=unflatten)
+    return cls
+
+
+class Static:
+    """Metadata held in a tree's structure: never a leaf, so never traced or differentiated.
+
+    The value is snapshotted (deep-copied) when the node is made. Two ``Static`` nodes are the
+    same structure when their values are equal and of the same type (``1``, ``1.0`` and
+    ``True`` differ), so ``tree_map`` and flatten/unflatten keep it, and a staged program
+    compares it on each call. Make one with :func:`static`.
+
+    Example:
+        >>> s = static({"activation": "tanh"})
+        >>> s.value, tree_leaves((s, 1.0))
+        ({'activation': 'tanh'}, [1.0])
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        if isinstance(value, Static):
+            value = value.value
+        _refuse_tracers(value)
+        try:
+            snapshot = copy.deepcopy(value)
+        except Exception as exc:
+            raise TypeError(f"static: cannot snapshot a {type(value).__name__} ({exc}); "
+                            "static values must be copyable Python values") from None
+        object.__setattr__(self, "value", snapshot)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Static is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Static) and _same_value(self.value, other.value)
+
+    def __hash__(self) -> int:
+        try:
+            return hash((type(self.value), self.value))
+        except TypeError:
+            return hash(type(self.value))
+
+    def __repr__(self) -> str:
+        return f"static({self.value!r})"
+
+    def __reduce__(self):
+        return Static, (self.value,)
+
+
+def static(value: Any) -> Static:
+    """Hold ``value`` (any copyable Python value) in the tree's structure, not as a leaf.
+
+    Raises:
+        TypeError: ``value`` is or contains an Advect tracer (a traced value is data, never
+            metadata), or cannot be copied.
+
+    Example:
+        >>> leaves, treedef = tree_flatten({"x": 1.0, "mode": static("reflect")})
+        >>> leaves, tree_unflatten(treedef, [2.0])["mode"].value
+        ([1.0], 'reflect')
+    """
+    return Static(value)
+
+
+def _refuse_tracers(value) -> None:
+    from .core import Tracer  # core imports nothing from here; lazily, for import order
+
+    for leaf in tree_leaves(value):
+        if isinstance(leaf, Tracer):
+            raise TypeError("static: the value holds a traced array, which is data and cannot "
+                            "be metadata; pass it as a leaf of the tree instead")
+
+
+def _same_value(a, b) -> bool:
+    """Equality that tells 1, 1.0 and True apart and never raises (arrays compare whole)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    try:
+        equal = a == b
+        if hasattr(equal, "all"):  # NumPy arrays: same shape and dtype, equal entries
+            return a.shape == b.shape and a.dtype == b.dtype and bool(equal.all())
+        return bool(equal)
+    except Exception:
+        return False
 
 
 class TreeDef:
@@ -81,6 +245,8 @@ class TreeDef:
             return f"[{inner}]"
         if self.kind is type(None):
             return "None"
+        if self.kind is Static:
+            return repr(self.aux)
         return f"{self.kind.__name__}({inner})"
 
 
@@ -102,7 +268,9 @@ def _children(tree: Any) -> tuple[Any, Any, list[Any] | None]:
         return dict, tuple(keys), [tree[k] for k in keys]
     if tree is None:
         return cls, None, []
-    node = _REGISTRY.get(cls)
+    if cls is Static:
+        return cls, tree, []
+    node = _resolve(cls)
     if node is not None:
         children, aux = node.flatten(tree)
         return cls, aux, list(children)
@@ -173,7 +341,9 @@ def _unflatten(treedef: TreeDef, it) -> Any:
         return dict(zip(treedef.aux, children))
     if kind is type(None):
         return None
-    node = _REGISTRY.get(kind)
+    if kind is Static:  # a fresh snapshot: a tree rebuilt from a treedef never shares one
+        return Static(treedef.aux.value)
+    node = _resolve(kind)
     if node is not None:
         return node.unflatten(treedef.aux, children)
     return kind(*children)  # namedtuple
@@ -207,11 +377,14 @@ def tree_map(fn: Callable, tree: Any, *rest: Any,
 
 def tree_flatten_with_paths(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                             ) -> tuple[list[tuple[tuple[Any, ...], Any]], TreeDef]:
-    """Like :func:`tree_flatten`, each leaf paired with its path of keys and indices.
+    """Like :func:`tree_flatten`, each leaf paired with its path (JAX's layout:
+    ``([(path, leaf), ...], treedef)``); a path holds dict keys, and indices for the
+    children of every other node.
 
     Example:
-        >>> tree_flatten_with_paths({"w": [1, 2]})[0]
-        [(('w', 0), 1), (('w', 1), 2)]
+        >>> pairs, _ = tree_flatten_with_paths({"w": [1, 2]})
+        >>> pairs, format_path(pairs[1][0])
+        ([(('w', 0), 1), (('w', 1), 2)], "['w'][1]")
     """
     leaves, treedef = tree_flatten(tree, is_leaf)
     return list(zip(_paths(treedef, ()), leaves)), treedef
@@ -227,11 +400,11 @@ def _paths(treedef: TreeDef, prefix: tuple) -> list[tuple]:
     return out
 
 
-def keystr(path: tuple[Any, ...]) -> str:
-    """A readable leaf path: ``x['w'][0]``-style suffix.
+def format_path(path: tuple[Any, ...]) -> str:
+    """A leaf path as an indexing suffix: ``('p', 0)`` -> ``"['p'][0]"``.
 
     Example:
-        >>> keystr(("w", 0))
-        "['w'][0]"
+        >>> format_path(("p", 0))
+        "['p'][0]"
     """
     return "".join(f"[{k!r}]" for k in path)

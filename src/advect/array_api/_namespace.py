@@ -97,6 +97,11 @@ class ArrayNamespace(SimpleNamespace):
         [0.0, 0.9093]
     """
 
+    # one cached namespace per (provider, revision): identity is equality, and hashable
+    # (libraries such as xarray collect the namespaces of their operands in a set)
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return (f"<Array API namespace {self.__array_api_version__} of "
                 f"{provider_name(self._context.xp)} (advect)>")

@@ -27,7 +27,7 @@ from ..providers import (
     provider_of,
     same_device,
 )
-from ..pytree import TreeDef, keystr, tree_flatten
+from ..pytree import Static, TreeDef, format_path, tree_flatten
 
 __all__ = ["ArraySpec", "StaticSpec", "AbstractValue", "SUPPORTED_API_VERSIONS",
            "LATEST_API_VERSION", "is_spec", "spec_of_example", "check_call", "leaves_up_to"]
@@ -251,11 +251,23 @@ def leaves_up_to(treedef: TreeDef, value, path: tuple, out: list) -> None:
     children, node = tree_flatten(value, is_leaf=lambda v: v is not value)
     if not _same_kind(node.kind, treedef.kind) or node.aux != treedef.aux or len(
             children) != len(treedef.children):
+        where = f"argument{format_path(path)}"
+        if treedef.kind is Static and isinstance(value, Static):
+            raise TypeError(f"{where}: the static value {value.value!r} differs from the staged "
+                            f"{treedef.aux.value!r}; stage the function again for another value")
+        if treedef.kind is Static:
+            raise TypeError(f"{where}: expected the static value {treedef.aux.value!r} wrapped "
+                            f"in advect.pytree.static(...), got {_describe(value)}")
         expected = treedef.kind.__name__ if treedef.kind is not type(None) else "None"
         keys = f" with keys {list(treedef.aux)}" if treedef.kind is dict else (
-            f" of length {len(treedef.children)}" if treedef.kind in (tuple, list) else "")
-        raise TypeError(f"argument{keystr(path)} does not match the staged signature: expected "
-                        f"a {expected}{keys}, got {_describe(value)}")
+            f" of length {len(treedef.children)}" if treedef.kind in (tuple, list) else
+            f" with metadata {treedef.aux!r}" if node.kind is treedef.kind else "")
+        got = _describe(value)
+        if node.kind is treedef.kind and node.kind not in (dict, tuple, list):
+            got = f"one with metadata {node.aux!r}" + (
+                " (their values differ)" if repr(node.aux) == repr(treedef.aux) else "")
+        raise TypeError(f"{where} does not match the staged signature: expected a "
+                        f"{expected}{keys}, got {got}")
     keys = treedef.aux if treedef.kind is dict else range(len(children))
     for key, child_def, child in zip(keys, treedef.children, children):
         leaves_up_to(child_def, child, (*path, key), out)
@@ -287,7 +299,7 @@ def _describe(value) -> str:
 
 def check_leaf(spec, value, path: tuple, xp) -> Any:
     """Check one leaf of a call; returns the runtime operand (None for a static leaf)."""
-    where = f"argument{keystr(path)}"
+    where = f"argument{format_path(path)}"
     if isinstance(spec, StaticSpec):
         if isinstance(value, StaticSpec):
             value = value.value
