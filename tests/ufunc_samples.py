@@ -54,6 +54,18 @@ def above_e(*shape, seed=11):  # where a function applied twice (ufunc.at) stays
     return _rng(seed).uniform(3.0, 5.0, shape)
 
 
+def orders(*shape, seed=12):  # small integer orders and shape parameters (jv, gammainc)
+    return _rng(seed).integers(1, 4, shape)
+
+
+def negatives(*shape, seed=13):
+    return _rng(seed).uniform(-3.0, -0.2, shape)
+
+
+def degrees(*shape, seed=14):
+    return _rng(seed).uniform(20.0, 70.0, shape)
+
+
 def dates(*shape, seed=8):
     days = _rng(seed).integers(0, 1000, shape).astype("M8[D]")
     days.reshape(-1)[::2] = np.datetime64("NaT")
@@ -67,7 +79,10 @@ _UNARY = {
     "isnat": dates,
     # scipy.special
     "erfinv": unit, "gammaln": positive, "gamma": positive, "psi": positive, "ndtri": probabilities,
-    "logit": probabilities, "entr": positive,
+    "logit": probabilities, "entr": positive, "erfcinv": probabilities, "ndtri_exp": negatives,
+    "loggamma": positive, "cotdg": degrees, "spence": positive, "y0": positive, "y1": positive,
+    "k0": positive, "k1": positive, "k0e": positive, "k1e": positive, "ellipk": unit,
+    "ellipe": unit,
 }
 _BINARY = {
     "divide": (floats, positive), "floor_divide": (floats, positive),
@@ -80,13 +95,19 @@ _BINARY = {
     "gcd": (ints, ints), "lcm": (ints, ints),
     # scipy.special
     "xlogy": (floats, positive), "xlog1py": (floats, positive), "rel_entr": (positive, positive),
-    "betaln": (positive, positive),
+    "betaln": (positive, positive), "kl_div": (positive, positive), "huber": (positive, floats),
+    "pseudo_huber": (positive, floats), "beta": (positive, positive), "poch": (positive, positive),
+    "jv": (orders, positive), "yv": (orders, positive), "iv": (orders, floats),
+    "kv": (orders, positive), "gammainc": (orders, positive), "gammaincc": (orders, positive),
+    "gammaincinv": (orders, probabilities), "gammainccinv": (orders, probabilities),
+    "betainc": (orders, orders, probabilities), "betaincinv": (orders, orders, probabilities),
 }
 # ufunc.at applies a unary ufunc twice at a repeated index: log(log(x)) needs x > e
 _AT = {"log": above_e, "log2": above_e, "log10": above_e, "arccosh": above_e,
        "heaviside": floats}
 _SHAPES = {"matmul": ((3, 4), (4, 2)), "vecdot": ((3, 4), (3, 4)), "matvec": ((3, 4), (4,)),
-           "vecmat": ((3,), (3, 4))}
+           "vecmat": ((3,), (3, 4)), "betainc": ((4,), (4,), (3, 4)),
+           "betaincinv": ((4,), (4,), (3, 4))}
 # reductions fold the result back in as the first operand, so every element comes from the
 # domain that keeps the fold smooth
 _FOLD = {"power": positive, "float_power": positive, "divide": positive,

@@ -126,6 +126,17 @@ SCIPY_SPECIAL = {
     "log_ndtr": ops.log_ndtr, "ndtri": ops.ndtri, "xlogy": ops.xlogy, "xlog1py": ops.xlog1py,
     "logit": ops.logit, "entr": ops.entr, "rel_entr": ops.rel_entr, "betaln": ops.betaln,
     "i0": ops.i0, "i0e": ops.i0e, "i1": ops.i1, "i1e": ops.i1e,
+    "erfcinv": ops.erfcinv, "erfi": ops.erfi, "dawsn": ops.dawsn, "wofz": ops.wofz,
+    "ndtri_exp": ops.ndtri_exp, "loggamma": ops.loggamma, "beta": ops.beta, "poch": ops.poch,
+    "exp10": ops.exp10, "exp2": ops.exp2, "expm1": ops.expm1, "log1p": ops.log1p,
+    "cbrt": ops.cbrt, "cosdg": ops.cosdg, "sindg": ops.sindg, "tandg": ops.tandg,
+    "cotdg": ops.cotdg, "cosm1": ops.cosm1, "spence": ops.spence, "kl_div": ops.kl_div,
+    "huber": ops.huber, "pseudo_huber": ops.pseudo_huber, "ellipk": ops.ellipk,
+    "ellipe": ops.ellipe, "j0": ops.j0, "j1": ops.j1, "y0": ops.y0, "y1": ops.y1,
+    "k0": ops.k0, "k1": ops.k1, "k0e": ops.k0e, "k1e": ops.k1e, "jv": ops.jv, "yv": ops.yv,
+    "iv": ops.iv, "kv": ops.kv, "gammainc": ops.gammainc, "gammaincc": ops.gammaincc,
+    "gammaincinv": ops.gammaincinv, "gammainccinv": ops.gammainccinv, "betainc": ops.betainc,
+    "betaincinv": ops.betaincinv,
 }
 _scipy_rows_added = False
 

@@ -14,18 +14,23 @@ import numpy as np
 
 from ..core import Op
 from ..dtypes import Aval, aval_of
+from ..errors import NoJVPError
 from ._rules import broadcast_shapes, elementwise_partials, fit
 from .elementwise import (
+    abs,
     add,
     divide,
     equal,
     exp,
+    less_equal,
     log,
     logical_and,
     multiply,
     negative,
     reciprocal,
     sign,
+    sin,
+    sqrt,
     square,
     subtract,
     ufunc_abstract,
@@ -56,9 +61,10 @@ def _impl(name):
     return impl
 
 
-def _special(name, partials):
+def _special(name, *partials):
+    """The op of the scipy.special ufunc ``name``; ``partials`` as ``elementwise_partials``."""
     return Op(name, abstract=ufunc_abstract(lambda: scipy_special(name)), impl=_impl(name),
-              jvp=elementwise_partials(partials), elementwise=True)
+              jvp=elementwise_partials(*partials), elementwise=True)
 
 
 erf = _special("erf", lambda x, out: (multiply(_TWO_OVER_SQRT_PI, exp(negative(square(x)))),))
@@ -120,6 +126,9 @@ def _polygamma_jvp(primals, tangents, out):
 
 def _polygamma_abstract(n, x):
     # SciPy evaluates polygamma through zeta in double precision, whatever the input dtype
+    if x.dtype.kind == "c":
+        raise TypeError("scipy.special.polygamma takes real arguments only, so complex digamma "
+                        "(and loggamma beyond first order) has no derivative; use real inputs")
     return Aval(broadcast_shapes(n.shape, x.shape), np.dtype(np.float64), False,
                 x.device or n.device)
 
@@ -145,6 +154,157 @@ def _xlog_partials(log_fn, pole):
 
 xlogy = _special("xlogy", _xlog_partials(lambda w, y: xlogy(w, y), 0))
 xlog1py = _special("xlog1py", _xlog_partials(lambda w, y: xlog1py(w, y), -1))
+
+
+
+# --- more scipy.special ufuncs whose derivatives are other scipy.special functions ----------
+
+def _no_partial(name, operand):
+    """The partial of ``name`` w.r.t. an operand SciPy has no function for: a tangent there
+    raises NoJVPError rather than being dropped."""
+    def partial(*args):
+        raise NoJVPError(f"scipy.special.{name} is differentiable only in its other operands; "
+                         f"its derivative w.r.t. {operand} is not a scipy.special function. "
+                         f"Pass {operand} as a constant (not a differentiated input)", op=name)
+    return partial
+
+
+_DEG = math.pi / 180.0
+
+erfcinv = _special("erfcinv", lambda x, out: (multiply(-_SQRT_PI_OVER_TWO, exp(square(out))),))
+erfi = _special("erfi", lambda x, out: (multiply(_TWO_OVER_SQRT_PI, exp(square(x))),))
+dawsn = _special("dawsn", lambda x, out: (subtract(1.0, multiply(multiply(2.0, x), out)),))
+# Faddeeva w(z) = exp(-z^2) erfc(-iz):  w'(z) = -2 z w(z) + 2i / sqrt(pi)
+wofz = _special("wofz", lambda z, out: (add(multiply(multiply(-2.0, z), out),
+                                            1j * _TWO_OVER_SQRT_PI),))
+# ndtri_exp(x) = ndtri(exp(x)): the derivative exp(x) / phi(out), formed in log space
+ndtri_exp = _special("ndtri_exp", lambda x, out: (
+    multiply(_SQRT_TWO_PI, exp(add(x, multiply(0.5, square(out))))),))
+loggamma = _special("loggamma", lambda x, out: (digamma(x),))
+exp10 = _special("exp10", lambda x, out: (multiply(out, math.log(10.0)),))
+cosdg = _special("cosdg", lambda x, out: (multiply(-_DEG, sindg(x)),))
+sindg = _special("sindg", lambda x, out: (multiply(_DEG, cosdg(x)),))
+tandg = _special("tandg", lambda x, out: (multiply(_DEG, add(1.0, square(out))),))
+cotdg = _special("cotdg", lambda x, out: (multiply(-_DEG, add(1.0, square(out))),))
+cosm1 = _special("cosm1", lambda x, out: (negative(sin(x)),))
+# spence(z) = integral from 1 to z of log(t) / (1 - t) dt. At z = 1 the integrand is its Taylor
+# polynomial in u = z - 1, so derivatives there are exact to fourth order
+def _spence_partial(z, out):
+    one = equal(z, 1.0)
+    u = subtract(z, 1.0)
+    series = add(-1.0, multiply(u, add(0.5, multiply(u, add(-1 / 3, multiply(u, 0.25))))))
+    return where(one, series, divide(log(z), where(one, 2.0, negative(u))))
+
+
+spence = _special("spence", lambda z, out: (_spence_partial(z, out),))
+kl_div = _special("kl_div", lambda x, y, out: (log(divide(x, y)), subtract(1.0, divide(x, y))))
+
+
+def _huber_partials(delta, r, out):
+    inside = less_equal(abs(r), delta)
+    return (where(inside, 0.0, subtract(abs(r), delta)),
+            where(inside, r, multiply(delta, sign(r))))
+
+
+def _pseudo_huber_partials(delta, r, out):
+    root = sqrt(add(1.0, square(divide(r, delta))))
+    return (subtract(multiply(multiply(2.0, delta), subtract(root, 1.0)),
+                     divide(square(r), multiply(delta, root))),
+            divide(r, root))
+
+
+huber = _special("huber", _huber_partials)
+pseudo_huber = _special("pseudo_huber", _pseudo_huber_partials)
+
+
+def _beta_partials(a, b, out):
+    both = digamma(add(a, b))
+    return multiply(out, subtract(digamma(a), both)), multiply(out, subtract(digamma(b), both))
+
+
+beta = _special("beta", _beta_partials)
+# poch(z, m) = gamma(z + m) / gamma(z)
+poch = _special("poch", lambda z, m, out: (
+    multiply(out, subtract(digamma(add(z, m)), digamma(z))), multiply(out, digamma(add(z, m)))))
+
+
+def _at_zero(series, partial):
+    """``partial(m, safe, out)`` with ``safe`` = m away from 0, and the Taylor polynomial
+    ``series(m)`` at 0 (so derivatives there are exact to the polynomial's degree)."""
+    def at(m, out):
+        zero = equal(m, 0)
+        return where(zero, series(m), partial(m, where(zero, 0.5, m), out))
+    return at
+
+
+def _polynomial(*coefficients):
+    def value(m):
+        total = coefficients[-1]
+        for c in coefficients[-2::-1]:
+            total = add(c, multiply(m, total))
+        return total
+    return value
+
+
+# complete elliptic integrals of the parameter m; at m = 0, K' and E' are their Taylor series
+# (K = pi/2 (1 + m/4 + 9 m^2/64 + 25 m^3/256 + ...), E = pi/2 (1 - m/4 - 3 m^2/64 - ...))
+_HALF_PI = math.pi / 2
+ellipk = _special("ellipk", lambda m, out: (_at_zero(
+    _polynomial(_HALF_PI / 4, _HALF_PI * 9 / 32, _HALF_PI * 75 / 256),
+    lambda m, s, out: divide(subtract(ellipe(s), multiply(subtract(1.0, s), ellipk(s))),
+                             multiply(multiply(2.0, s), subtract(1.0, s))))(m, out),))
+ellipe = _special("ellipe", lambda m, out: (_at_zero(
+    _polynomial(-_HALF_PI / 4, -_HALF_PI * 3 / 32, -_HALF_PI * 15 / 256),
+    lambda m, s, out: divide(subtract(ellipe(s), ellipk(s)), multiply(2.0, s)))(m, out),))
+
+# Bessel functions of integer order 0 and 1: J0' = -J1, J1' = J0 - J1/x (the same for Y),
+# K0' = -K1, K1' = -K0 - K1/x; the e-scaled K carry exp(x)
+j0 = _special("j0", lambda x, out: (negative(j1(x)),))
+j1 = _special("j1", lambda x, out: (_over_x(0.5, lambda x, s: subtract(j0(x),
+                                                                     divide(out, s)))(x),))
+y0 = _special("y0", lambda x, out: (negative(y1(x)),))
+y1 = _special("y1", lambda x, out: (subtract(y0(x), divide(out, x)),))
+k0 = _special("k0", lambda x, out: (negative(k1(x)),))
+k1 = _special("k1", lambda x, out: (subtract(negative(k0(x)), divide(out, x)),))
+k0e = _special("k0e", lambda x, out: (subtract(out, k1e(x)),))
+k1e = _special("k1e", lambda x, out: (subtract(subtract(out, k0e(x)), divide(out, x)),))
+
+
+# Bessel functions of real order v (not differentiable in v): J' = (J(v-1) - J(v+1)) / 2, the
+# same for Y, I' = (I(v-1) + I(v+1)) / 2 and K' = -(K(v-1) + K(v+1)) / 2
+jv = _special("jv", _no_partial("jv", "the order v"), lambda v, x, out: multiply(
+    0.5, subtract(jv(subtract(v, 1.0), x), jv(add(v, 1.0), x))))
+yv = _special("yv", _no_partial("yv", "the order v"), lambda v, x, out: multiply(
+    0.5, subtract(yv(subtract(v, 1.0), x), yv(add(v, 1.0), x))))
+iv = _special("iv", _no_partial("iv", "the order v"), lambda v, x, out: multiply(
+    0.5, add(iv(subtract(v, 1.0), x), iv(add(v, 1.0), x))))
+kv = _special("kv", _no_partial("kv", "the order v"), lambda v, x, out: multiply(
+    -0.5, add(kv(subtract(v, 1.0), x), kv(add(v, 1.0), x))))
+
+
+# regularized incomplete gamma and beta functions and their inverses, differentiable in x (y)
+def _gamma_density(a, x):  # x^(a-1) exp(-x) / gamma(a), the derivative of gammainc in x
+    return exp(subtract(subtract(xlogy(subtract(a, 1.0), x), x), gammaln(a)))
+
+
+def _beta_density(a, b, x):  # x^(a-1) (1-x)^(b-1) / B(a, b), the derivative of betainc in x
+    return exp(subtract(add(xlogy(subtract(a, 1.0), x), xlog1py(subtract(b, 1.0), negative(x))),
+                        betaln(a, b)))
+
+
+gammainc = _special("gammainc", _no_partial("gammainc", "a"),
+                    lambda a, x, out: _gamma_density(a, x))
+gammaincc = _special("gammaincc", _no_partial("gammaincc", "a"),
+                     lambda a, x, out: negative(_gamma_density(a, x)))
+gammaincinv = _special("gammaincinv", _no_partial("gammaincinv", "a"),
+                       lambda a, y, out: reciprocal(_gamma_density(a, out)))
+gammainccinv = _special("gammainccinv", _no_partial("gammainccinv", "a"),
+                        lambda a, y, out: negative(reciprocal(_gamma_density(a, out))))
+betainc = _special("betainc", _no_partial("betainc", "a"), _no_partial("betainc", "b"),
+                   lambda a, b, x, out: _beta_density(a, b, x))
+betaincinv = _special("betaincinv", _no_partial("betaincinv", "a"),
+                      _no_partial("betaincinv", "b"),
+                      lambda a, b, y, out: reciprocal(_beta_density(a, b, out)))
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)]
 __all__ += ["scipy_special"]
