@@ -8,9 +8,12 @@ import pytest
 
 import advect as ad
 from advect.pytree import (
+    Static,
     TreeDef,
     format_path,
+    register_dataclass,
     register_pytree_node,
+    static,
     tree_flatten,
     tree_flatten_with_paths,
     tree_leaves,
@@ -147,3 +150,151 @@ def test_tangent_structure_mismatch_raises_type_error():
 def test_dict_with_unsortable_keys_raises_a_clear_type_error():
     with pytest.raises(TypeError, match="sortable keys"):
         tree_flatten({1: "a", "b": 2})
+
+
+# --- static metadata, registration rules, paths (issue 14 item 7) ---------------------------
+
+def test_static_is_structure_not_a_leaf_and_survives_maps_and_round_trips():
+    tree = {"w": np.ones(2), "cfg": static({"act": "tanh", "n": 2})}
+    leaves, treedef = tree_flatten(tree)
+    assert len(leaves) == 1
+    rebuilt = tree_unflatten(treedef, leaves)
+    assert rebuilt["cfg"] == tree["cfg"] and isinstance(rebuilt["cfg"], Static)
+    mapped = tree_map(lambda a: a * 2, tree)
+    assert mapped["cfg"].value == {"act": "tanh", "n": 2}
+    assert tree_flatten(static(1))[1] != tree_flatten(static(1.0))[1]
+    assert tree_flatten(static(np.arange(3)))[1] == tree_flatten(static(np.arange(3)))[1]
+    assert tree_flatten(static(np.arange(3)))[1] != tree_flatten(static(np.arange(4)))[1]
+
+
+def test_static_snapshots_its_value_and_refuses_tracers():
+    options = {"scale": 2.0}
+    s = static(options)
+    options["scale"] = 3.0
+    assert s.value == {"scale": 2.0}
+    with pytest.raises(TypeError, match="traced array"):
+        ad.grad(lambda x: np.sum(static([x]).value[0]))(np.ones(2))
+
+
+def test_static_in_a_differentiated_tree_and_in_a_staged_signature():
+    def loss(p):
+        return np.sum(p["w"] ** 2) * p["cfg"].value["scale"]
+
+    params = {"w": np.array([1.0, 2.0]), "cfg": static({"scale": 3.0})}
+    g = ad.grad(loss)(params)
+    np.testing.assert_allclose(g["w"], [6.0, 12.0])
+    assert g["cfg"] == params["cfg"]
+    program = ad.stage(loss, params)
+    assert float(program(params)) == 15.0
+    with pytest.raises(TypeError, match="static value"):
+        program({"w": params["w"], "cfg": static({"scale": 4.0})})
+    with pytest.raises(TypeError, match="static"):
+        program({"w": params["w"], "cfg": {"scale": 3.0}})
+
+
+class Base:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+class Child(Base):
+    pass
+
+
+class GrandChild(Child):
+    pass
+
+
+register_pytree_node(Base, flatten_fn=lambda o: ((o.a, o.b), type(o)),
+                     unflatten_fn=lambda cls, ch: cls(*ch), include_subclasses=True)
+register_pytree_node(Child, flatten_fn=lambda o: ((o.b,), (type(o), o.a)),
+                     unflatten_fn=lambda aux, ch: aux[0](aux[1], *ch), include_subclasses=True)
+
+
+def test_include_subclasses_and_the_nearest_registered_base_wins():
+    assert tree_leaves(Base(1, 2)) == [1, 2]
+    assert tree_leaves(GrandChild(1, 2)) == [2]   # Child's rule, the nearest base
+    rebuilt = tree_map(lambda v: v * 10, GrandChild(1, 2))
+    assert type(rebuilt) is GrandChild and (rebuilt.a, rebuilt.b) == (1, 20)
+
+
+class Vector:
+    def __init__(self, values, unit):
+        self.values, self.unit = values, unit
+
+    def __advect_tree_flatten__(self):
+        return (self.values,), self.unit
+
+    @classmethod
+    def __advect_tree_unflatten__(cls, unit, children):
+        return cls(children[0], unit)
+
+
+class Velocity(Vector):
+    pass
+
+
+def test_class_protocol_is_inherited_by_subclasses():
+    v = Velocity(np.array([1.0, 2.0]), "m/s")
+    leaves, treedef = tree_flatten(v)
+    assert len(leaves) == 1 and treedef.kind is Velocity
+    g = ad.grad(lambda v: np.sum(v.values ** 2))(v)
+    assert type(g) is Velocity and g.unit == "m/s"
+    np.testing.assert_allclose(g.values, [2.0, 4.0])
+
+
+@register_dataclass
+@dataclasses.dataclass
+class Dense:
+    weight: np.ndarray
+    bias: np.ndarray
+    activation: str = dataclasses.field(default="tanh", metadata={"static": True})
+
+
+def test_dataclass_decorator_fields_are_children_static_fields_structure():
+    layer = Dense(np.array([1.0, 2.0]), np.array(0.5), "relu")
+    assert len(tree_leaves(layer)) == 2
+    assert tree_flatten(layer)[1] != tree_flatten(Dense(layer.weight, layer.bias))[1]
+    g = ad.grad(lambda d: np.sum(d.weight * d.bias))(layer)
+    assert isinstance(g, Dense) and g.activation == "relu"
+    np.testing.assert_allclose(g.weight, [0.5, 0.5])
+    np.testing.assert_allclose(g.bias, 3.0)
+    with pytest.raises(TypeError, match="not a dataclass"):
+        register_dataclass(Base)
+
+
+def test_paths_in_jax_layout_and_format_path():
+    pairs, treedef = tree_flatten_with_paths({"p": [np.ones(1), static("s"), 2.0]})
+    assert [path for path, _ in pairs] == [("p", 0), ("p", 2)]
+    assert format_path(pairs[1][0]) == "['p'][2]"
+    assert tree_unflatten(treedef, [leaf for _, leaf in pairs])["p"][1] == static("s")
+
+
+def test_string_and_none_leaves_pass_through_with_none_gradients():
+    params = {"w": np.array([1.0, 2.0]), "name": "layer", "extra": None}
+    g = ad.grad(lambda p: np.sum(p["w"] ** 2) if p["name"] == "layer" else 0.0)(params)
+    np.testing.assert_allclose(g["w"], [2.0, 4.0])
+    assert g["name"] is None and g["extra"] is None
+
+
+def test_none_is_a_zero_cotangent_for_an_output_leaf_or_subtree():
+    f = lambda x: {"a": np.sin(x), "b": (x ** 2, 3 * x)}
+    x = np.array([0.5, 1.0])
+    _, pullback = ad.vjp(f)(x)
+    np.testing.assert_allclose(pullback({"a": None, "b": (np.ones(2), None)}), 2 * x)
+    _, lm = ad.linearize(f, x)
+    np.testing.assert_allclose(lm.pullback({"a": np.ones(2), "b": None}), np.cos(x))
+    np.testing.assert_allclose(lm.pullback({"a": None, "b": None}), 0.0)
+    with pytest.raises(TypeError, match="zero cotangent"):
+        lm.pullback({"a": None})
+    lm.close()
+
+
+def test_hessian_diag_of_several_inputs_is_a_tuple_matching_the_dense_blocks():
+    f = lambda x, y: np.sum(np.sin(x) * y ** 3) + x[0] * y[1]
+    x, y = np.array([0.3, 1.2]), np.array([0.7, -0.4])
+    dx, dy = ad.hessian_diag(f, argnums=(0, 1))(x, y)
+    blocks = ad.hessian(f, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(dx, np.diag(blocks[0][0]), rtol=1e-12)
+    np.testing.assert_allclose(dy, np.diag(blocks[1][1]), rtol=1e-12)
+    np.testing.assert_allclose(dx, -np.sin(x) * y ** 3, rtol=1e-12)

@@ -75,14 +75,34 @@ class Pullback(_TapeMap):
 
 def _cotangent_leaves(cotangent, treedef, out_vars):
     leaves, ct_def = tree_flatten(cotangent)
-    if ct_def != treedef:
-        raise TypeError(f"cotangent structure {ct_def!r} does not match the output structure "
-                        f"{treedef!r}")
+    if ct_def != treedef:  # None stands for a zero cotangent of any output leaf or subtree
+        leaves = []
+        _leaves_up_to(treedef, cotangent, leaves, cotangent)
     for leaf, var in zip(leaves, out_vars):
+        if leaf is None:
+            continue
         if var is not None and tuple(aval_of(leaf).shape) != var.aval.shape:
             raise ValueError(f"cotangent of shape {aval_of(leaf).shape} does not match the "
                              f"output shape {var.aval.shape}")
     return leaves
+
+
+def _leaves_up_to(treedef, value, out: list, whole) -> None:
+    """Append the cotangent leaves of ``value`` matching ``treedef``, ``None`` for each leaf
+    position under a ``None``."""
+    if value is None and treedef.kind is not type(None):
+        out.extend([None] * treedef.num_leaves)
+        return
+    if treedef.kind is None:
+        out.append(value)
+        return
+    children, node = tree_flatten(value, is_leaf=lambda v: v is not value)
+    if node.kind is not treedef.kind or node.aux != treedef.aux or len(children) != len(
+            treedef.children):
+        raise TypeError(f"cotangent structure {tree_flatten(whole)[1]!r} does not match the "
+                        f"output structure {treedef!r} (None stands for a zero cotangent)")
+    for child_def, child in zip(treedef.children, children):
+        _leaves_up_to(child_def, child, out, whole)
 
 
 class LinearMap(_TapeMap):
@@ -132,20 +152,38 @@ class LinearMap(_TapeMap):
 
 
 def tangent_leaves(tangents, sel) -> list:
-    """The flat input tangents of ``tangents`` (one pytree per selected input), checked
-    against the selection's structure and shapes and cast to the inputs' dtypes."""
+    """The flat tangents of the differentiated input leaves from ``tangents`` (one pytree per
+    selected input), checked against the selection's structure and shapes and cast to the
+    inputs' dtypes. ``None`` is a zero tangent; an integer, bool or non-array input's tangent
+    must be ``None`` or zero-valued."""
     parts = (tangents,) if sel.single else tuple(tangents)
     if len(parts) != len(sel.treedefs):
         raise TypeError(f"expected {len(sel.treedefs)} tangents, got {len(parts)}")
     flat = []
     for part, treedef in zip(parts, sel.treedefs):
         leaves, t_def = tree_flatten(part)
-        if t_def != treedef:
-            raise TypeError(f"tangent structure {t_def!r} does not match the input {treedef!r}")
+        if t_def != treedef:  # None (a zero tangent) may stand in for a leaf
+            leaves, t_def = tree_flatten(part, is_leaf=lambda x: x is None)
+            if t_def != treedef:
+                raise TypeError(f"tangent structure {t_def!r} does not match the input "
+                                f"{treedef!r}")
         flat.extend(leaves)
     out = []
-    for t, p in zip(flat, sel.primals):
+    primals = iter(sel.primals)
+    for i, t in enumerate(flat):
+        if i in sel.fixed:
+            if t is not None and (not hasattr(sel.fixed[i], "shape") or np.any(np.asarray(t))):
+                raise ValueError("the tangent of an integer, bool or non-array input must be "
+                                 "zero (or None): such inputs have no derivative")
+            continue
+        p = next(primals)
+        if t is None:
+            out.append(None)
+            continue
         t = np.asarray(t, dtype=float) if type(t) in (int, float) else t
+        if type(t) is bool or getattr(aval_of(t).dtype, "kind", "") == "b":
+            raise TypeError(f"a bool tangent was given for an input of dtype "
+                            f"{aval_of(p).dtype}; tangents must be floating or complex")
         if tuple(aval_of(t).shape) != tuple(aval_of(p).shape):
             raise ValueError(f"tangent of shape {aval_of(t).shape} does not match the input "
                              f"shape {aval_of(p).shape}")
