@@ -17,7 +17,7 @@ from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
 __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcast_binary",
            "float_binary", "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
            "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "reduced_shape",
-           "real_unary", "add_tangents", "scale", "unary_partial"]
+           "real_unary", "add_tangents", "scale", "unary_partial", "ufunc_abstract"]
 
 
 def is_linear(x) -> bool:
@@ -74,6 +74,36 @@ def float_binary(x: Aval, y: Aval, **_) -> Aval:
 def compare_binary(x: Aval, y: Aval, **_) -> Aval:
     shape = x.shape if x.shape == y.shape else broadcast_shapes(x.shape, y.shape)
     return Aval(shape, np.dtype(bool), False, x.device or y.device)
+
+
+_WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def ufunc_abstract(ufunc):
+    """An abstract rule resolving dtypes exactly as the NumPy ufunc ``ufunc`` does (a zero-argument
+    callable returning it defers the lookup, for optional libraries); Python scalars stay weak."""
+
+    @lru_cache(maxsize=256)
+    def resolve(keys):
+        u = ufunc if isinstance(ufunc, np.ufunc) else ufunc()
+        dtypes = tuple(_WEAK_TYPES[dtype.kind] if weak else dtype for dtype, weak in keys)
+        return u.resolve_dtypes(dtypes + (None,) * u.nout)[u.nin:]
+
+    def abstract(*avals, **_):
+        shape = avals[0].shape
+        for a in avals[1:]:
+            if a.shape != shape:
+                shape = broadcast_shapes(*(a.shape for a in avals))
+                break
+        outs = resolve(tuple((a.dtype, a.weak) for a in avals))
+        if len(avals) == 1 and len(outs) == 1 and outs[0] is avals[0].dtype:
+            return avals[0]  # the common unary case: nothing changes
+        weak = all(a.weak for a in avals)
+        device = next((a.device for a in avals if a.device is not None), None)
+        result = tuple(Aval(shape, d, weak and d.kind != "b", device) for d in outs)
+        return result if len(result) > 1 else result[0]
+
+    return abstract
 
 
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:

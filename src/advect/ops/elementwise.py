@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import cmath
 import math
-from functools import lru_cache
 
 import numpy as np
 
@@ -19,15 +18,14 @@ from ._rules import (
     add_tangents,
     bool_unary,
     broadcast_binary,
-    broadcast_shapes,
     compare_binary,
     elementwise_partials,
     fit,
-    float_binary,
     float_unary,
     is_linear,
     real_unary,
     same_unary,
+    ufunc_abstract,
     unary_partial,
     unbroadcast,
 )
@@ -87,13 +85,22 @@ def _subtract_transpose(ct, x, y):
             unbroadcast(negative(ct), y.shape) if is_linear(y) else None)
 
 
-subtract = Op("subtract", abstract=broadcast_binary, impl=lambda xp, x, y: xp.subtract(x, y),
+def _subtract_abstract(x, y, **_):
+    if x.dtype.kind == "b" and y.dtype.kind == "b":
+        raise TypeError("subtract: NumPy does not subtract booleans; use np.logical_xor (the ^ "
+                        "operator) or convert them with .astype(int) first")
+    return broadcast_binary(x, y)
+
+
+subtract = Op("subtract", abstract=_subtract_abstract, impl=lambda xp, x, y: xp.subtract(x, y),
               jvp=_subtract_jvp, transpose=_subtract_transpose, linear=True, elementwise=True)
 
-negative = Op("negative", abstract=same_unary, impl=lambda xp, x: xp.negative(x), linear=True,
+negative = Op("negative", abstract=ufunc_abstract(np.negative),
+              impl=lambda xp, x: xp.negative(x), linear=True,
               transpose=lambda ct, x: (negative(ct),), elementwise=True)
 
-positive = Op("positive", abstract=same_unary, impl=lambda xp, x: xp.positive(x), linear=True,
+positive = Op("positive", abstract=ufunc_abstract(np.positive),
+              impl=lambda xp, x: xp.positive(x), linear=True,
               transpose=lambda ct, x: (ct,), elementwise=True)
 
 
@@ -129,7 +136,7 @@ def _divide_transpose(ct, x, y):  # only the numerator can be linear
     return (unbroadcast(divide(ct, conj_if_complex(y)), x.shape), None)
 
 
-divide = Op("divide", abstract=float_binary, impl=lambda xp, x, y: xp.divide(x, y),
+divide = Op("divide", abstract=ufunc_abstract(np.divide), impl=lambda xp, x, y: xp.divide(x, y),
             jvp=_divide_jvp, transpose=_divide_transpose, elementwise=True)
 
 
@@ -150,7 +157,7 @@ def _pow_jvp(primals, tangents, out):
     return fit(t, out)
 
 
-pow = Op("pow", abstract=broadcast_binary, impl=lambda xp, x, y: xp.pow(x, y),
+pow = Op("pow", abstract=ufunc_abstract(np.power), impl=lambda xp, x, y: xp.pow(x, y),
          jvp=_pow_jvp, elementwise=True)
 
 def _square_jvp(primals, tangents, out):
@@ -164,13 +171,13 @@ def _square_jvp(primals, tangents, out):
 _SMALL = 4096  # below this many elements, per-op overhead matters more than a residual array
 
 
-square = Op("square", abstract=same_unary, impl=lambda xp, x: xp.square(x), jvp=_square_jvp,
-            elementwise=True)
+square = Op("square", abstract=ufunc_abstract(np.square), impl=lambda xp, x: xp.square(x),
+            jvp=_square_jvp, elementwise=True)
 sqrt = _quotient("sqrt", lambda xp, x: xp.sqrt(x), lambda x, out: multiply(2, out))
 cbrt = _unary("cbrt", lambda xp, x: xp.cbrt(x),
-              lambda x, out: divide(1.0, multiply(3, square(out))))
+              lambda x, out: divide(1.0, multiply(3, square(out))), ufunc_abstract(np.cbrt))
 reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x),
-                    lambda x, out: negative(square(out)))
+                    lambda x, out: negative(square(out)), ufunc_abstract(np.reciprocal))
 
 
 def _abs_jvp(primals, tangents, out):
@@ -185,11 +192,7 @@ abs = Op("abs", abstract=real_unary, impl=lambda xp, x: xp.abs(x), jvp=_abs_jvp,
          elementwise=True)
 
 
-def _sign_abstract(x, **_):
-    return x
-
-
-sign = Op("sign", abstract=_sign_abstract, impl=lambda xp, x: xp.sign(x), nondiff=True,
+sign = Op("sign", abstract=ufunc_abstract(np.sign), impl=lambda xp, x: xp.sign(x), nondiff=True,
           elementwise=True)
 
 # --- exponentials and logarithms -------------------------------------------------------------
@@ -203,13 +206,14 @@ log10 = _quotient("log10", lambda xp, x: xp.log10(x), lambda x, out: multiply(x,
 log1p = _quotient("log1p", lambda xp, x: xp.log1p(x), lambda x, out: add(x, 1))
 
 
-logaddexp = Op("logaddexp", abstract=float_binary, impl=lambda xp, x, y: xp.logaddexp(x, y),
+logaddexp = Op("logaddexp", abstract=ufunc_abstract(np.logaddexp),
+               impl=lambda xp, x, y: xp.logaddexp(x, y),
                jvp=elementwise_partials(lambda x, y, out: exp(subtract(x, out)),
                                         lambda x, y, out: exp(subtract(y, out))),
                elementwise=True)
 
 
-logaddexp2 = Op("logaddexp2", abstract=float_binary,
+logaddexp2 = Op("logaddexp2", abstract=ufunc_abstract(np.logaddexp2),
                 impl=lambda xp, x, y: xp.logaddexp2(x, y),
                 jvp=elementwise_partials(lambda x, y, out: exp2(subtract(x, out)),
                                          lambda x, y, out: exp2(subtract(y, out))),
@@ -231,10 +235,13 @@ asinh = _quotient("asinh", lambda xp, x: xp.asinh(x), lambda x, out: sqrt(add(sq
 acosh = _quotient("acosh", lambda xp, x: xp.acosh(x),
                   lambda x, out: sqrt(subtract(square(x), 1)))
 atanh = _quotient("atanh", lambda xp, x: xp.atanh(x), lambda x, out: subtract(1, square(x)))
-deg2rad = _unary("deg2rad", lambda xp, x: xp.multiply(x, np.pi / 180),
-                 lambda x, out: np.pi / 180)
-rad2deg = _unary("rad2deg", lambda xp, x: xp.multiply(x, 180 / np.pi),
-                 lambda x, out: 180 / np.pi)
+# NumPy's own ufuncs, so an int8 input gives float16 as the abstract rule says
+deg2rad = _unary("deg2rad", lambda xp, x: np.deg2rad(x) if xp is np
+                 else xp.multiply(x, np.pi / 180), lambda x, out: np.pi / 180,
+                 ufunc_abstract(np.deg2rad))
+rad2deg = _unary("rad2deg", lambda xp, x: np.rad2deg(x) if xp is np
+                 else xp.multiply(x, 180 / np.pi), lambda x, out: 180 / np.pi,
+                 ufunc_abstract(np.rad2deg))
 
 
 def _atan2_partials(y, x, out):
@@ -242,7 +249,7 @@ def _atan2_partials(y, x, out):
     return divide(x, denom), negative(divide(y, denom))
 
 
-atan2 = Op("atan2", abstract=float_binary, impl=lambda xp, y, x: xp.atan2(y, x),
+atan2 = Op("atan2", abstract=ufunc_abstract(np.arctan2), impl=lambda xp, y, x: xp.atan2(y, x),
            jvp=elementwise_partials(_atan2_partials), elementwise=True)
 
 
@@ -251,7 +258,7 @@ def _hypot_partials(x, y, out):
     return divide(x, safe), divide(y, safe)
 
 
-hypot = Op("hypot", abstract=float_binary, impl=lambda xp, x, y: xp.hypot(x, y),
+hypot = Op("hypot", abstract=ufunc_abstract(np.hypot), impl=lambda xp, x, y: xp.hypot(x, y),
            jvp=elementwise_partials(_hypot_partials), elementwise=True)
 
 # --- selection -------------------------------------------------------------------------------
@@ -322,29 +329,38 @@ def _copysign_jvp(primals, tangents, out):
     return fit(multiply(dx, multiply(sign(x), sign(out))), out)
 
 
-copysign = Op("copysign", abstract=float_binary, impl=lambda xp, x, y: xp.copysign(x, y),
-              jvp=_copysign_jvp, elementwise=True)
+copysign = Op("copysign", abstract=ufunc_abstract(np.copysign),
+              impl=lambda xp, x, y: xp.copysign(x, y), jvp=_copysign_jvp, elementwise=True)
 
 
 def _remainder_partials(x, y, out):
     return 1.0, negative(floor_divide(x, y))
 
 
-remainder = Op("remainder", abstract=broadcast_binary,
+remainder = Op("remainder", abstract=ufunc_abstract(np.remainder),
                impl=lambda xp, x, y: xp.remainder(x, y),
                jvp=elementwise_partials(_remainder_partials), elementwise=True)
-fmod = Op("fmod", abstract=broadcast_binary, impl=lambda xp, x, y: xp.fmod(x, y),
+fmod = Op("fmod", abstract=ufunc_abstract(np.fmod), impl=lambda xp, x, y: xp.fmod(x, y),
           jvp=elementwise_partials(lambda x, y, out: (1.0, negative(trunc(divide(x, y))))),
           elementwise=True)
 floor_divide = _comparison("floor_divide", lambda xp, x, y: xp.floor_divide(x, y),
-                           abstract=broadcast_binary)
+                           abstract=ufunc_abstract(np.floor_divide))
 
 # --- rounding (zero derivative) -------------------------------------------------------------
 
 floor = _unary("floor", lambda xp, x: xp.floor(x), abstract=same_unary)
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x), abstract=same_unary)
 trunc = _unary("trunc", lambda xp, x: xp.trunc(x), abstract=same_unary)
-round = Op("round", abstract=same_unary, attrs=("decimals",), nondiff=True, elementwise=True,
+def _round_abstract(x, *, decimals=0):
+    if x.dtype.kind != "b":
+        return x
+    if decimals:  # NumPy cannot write x * 10**decimals back into bools
+        raise TypeError("round: bool values cannot be rounded to decimals; convert them with "
+                        ".astype(np.float64) first")
+    return Aval(x.shape, np.dtype(np.float16), False, x.device)  # NumPy's rint of bool
+
+
+round = Op("round", abstract=_round_abstract, attrs=("decimals",), nondiff=True, elementwise=True,
            impl=lambda xp, x, *, decimals=0: xp.round(x, decimals=decimals)
            if decimals else xp.round(x))
 
@@ -382,7 +398,7 @@ def _imag_transpose(ct, x):  # <Im z, c> = Re(conj(z) * 1j c)
 
 imag = Op("imag", abstract=real_unary, impl=lambda xp, x: xp.imag(x), linear=True,
           transpose=_imag_transpose, elementwise=True)
-conj = Op("conj", abstract=same_unary, impl=lambda xp, x: xp.conj(x), linear=True,
+conj = Op("conj", abstract=ufunc_abstract(np.conjugate), impl=lambda xp, x: xp.conj(x), linear=True,
           transpose=lambda ct, x: (conj(ct),), elementwise=True)
 
 
@@ -395,38 +411,19 @@ def _angle_jvp(primals, tangents, out):
     return divide(imag(multiply(ops.conj(x), dx)), safe)
 
 
-angle = Op("angle", abstract=real_unary, impl=lambda xp, x: xp.angle(x) if xp is np
+def _angle_abstract(x, **_):
+    if x.dtype.kind == "c":
+        return real_unary(x)
+    # NumPy computes arctan2(0, x) for real x: int8 gives float16, bool float64
+    out = _ATAN2_ABSTRACT(Aval((), np.dtype(np.int64), True), x)
+    return out if out.weak == x.weak else out.update(weak=x.weak)
+
+
+_ATAN2_ABSTRACT = ufunc_abstract(np.arctan2)
+angle = Op("angle", abstract=_angle_abstract, impl=lambda xp, x: xp.angle(x) if xp is np
            else xp.atan2(xp.imag(x), xp.real(x)), jvp=_angle_jvp, elementwise=True)
 
 # --- NumPy's IEEE-aware selection and step functions ------------------------------------------
-
-_WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
-
-
-def ufunc_abstract(ufunc):
-    """An abstract rule resolving dtypes exactly as the NumPy ufunc ``ufunc`` does (a zero-argument
-    callable returning it defers the lookup, for optional libraries); Python scalars stay weak."""
-
-    @lru_cache(maxsize=256)
-    def resolve(keys):
-        u = ufunc if isinstance(ufunc, np.ufunc) else ufunc()
-        dtypes = tuple(_WEAK_TYPES[dtype.kind] if weak else dtype for dtype, weak in keys)
-        return u.resolve_dtypes(dtypes + (None,) * u.nout)[u.nin:]
-
-    def abstract(*avals, **_):
-        shape = avals[0].shape
-        for a in avals[1:]:
-            if a.shape != shape:
-                shape = broadcast_shapes(*(a.shape for a in avals))
-                break
-        outs = resolve(tuple((a.dtype, a.weak) for a in avals))
-        weak = all(a.weak for a in avals)
-        device = next((a.device for a in avals if a.device is not None), None)
-        result = tuple(Aval(shape, d, weak and d.kind != "b", device) for d in outs)
-        return result if len(result) > 1 else result[0]
-
-    return abstract
-
 
 def numpy_impl(name, fallback=None):
     """``impl`` of a NumPy-only ufunc; ``fallback(xp, *args)`` serves other providers."""

@@ -152,13 +152,25 @@ def _chain(graph, node, producer):
         return Node(ops.reshape, (base,), {"shape": aval.shape}, node.outputs)
     if name == "astype" and inner.op.name == "astype":
         start = graph.avals[base].dtype
-        if start == aval.dtype and np.can_cast(start, graph.avals[x].dtype, "safe"):
+        if start == aval.dtype and _exact_widening(start, graph.avals[x].dtype):
             return base if _same_aval(graph, base, aval) else None
     if name == "broadcast_to" and inner.op.name == "broadcast_to":
         return Node(node.op, (base,), node.attrs, node.outputs)
     if name in _RESHAPES and inner.op.name == "matmul":
         return _vector_matmul(graph, node, inner, producer, aval)
     return None
+
+
+def _exact_widening(start: np.dtype, middle: np.dtype) -> bool:
+    """Whether every value of ``start`` survives a cast to ``middle`` exactly, so casting there
+    and back is the identity. NumPy's "safe" casts are not all exact: int64 -> float64 rounds
+    integers above 2**53."""
+    if not np.can_cast(start, middle, "safe"):
+        return False
+    if start.kind in "iu" and middle.kind in "fc":
+        digits = np.finfo(middle).nmant + 1
+        return start.itemsize * 8 - (start.kind == "i") <= digits
+    return True
 
 
 def _vector_matmul(graph, node, inner, producer, aval):
