@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import ops
 from ..core import Op
-from ..dtypes import Aval, aval_of, float_dtype, real_dtype
+from ..dtypes import Aval, aval_of, real_dtype
 from ..providers import numpy_dtype
 
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -26,8 +26,12 @@ def _check(x, axes, norm, name):
     if len(set(axes)) != len(axes) or any(not 0 <= a < x.ndim for a in axes):
         raise ValueError(f"{name}: axes {axes} are not distinct axes of an array with {x.ndim} "
                          "dimensions")
-    dtype = float_dtype(x.dtype)
-    return np.result_type(dtype, np.complex64)
+    return _complex_dtype(x.dtype)
+
+
+def _complex_dtype(dtype):
+    # NumPy transforms integers and bools in double precision (not float_dtype's float16)
+    return np.result_type(dtype if dtype.kind in "fc" else np.float64, np.complex64)
 
 
 def _fft_abstract(x, *, axes, inverse, norm):
@@ -36,7 +40,7 @@ def _fft_abstract(x, *, axes, inverse, norm):
 
 def _fft_impl(xp, x, *, axes, inverse, norm):
     if xp is not np and numpy_dtype(x.dtype).kind != "c":  # the standard takes complex input only
-        x = xp.astype(x, getattr(xp, np.result_type(numpy_dtype(x.dtype), np.complex64).name))
+        x = xp.astype(x, getattr(xp, _complex_dtype(numpy_dtype(x.dtype)).name))
     return (xp.fft.ifftn if inverse else xp.fft.fftn)(x, axes=axes, norm=norm)
 
 
@@ -82,6 +86,8 @@ rfft = Op("rfft", attrs=("axes", "norm"), abstract=_rfft_abstract, linear=True,
 
 def _irfft_abstract(x, *, axes, s, norm):
     dtype = real_dtype(_check(x, axes, norm, "irfft"))
+    if x.dtype == np.float16 and len(axes) == 1:
+        dtype = x.dtype  # NumPy's one-axis irfft of real float16 data stays float16
     if len(s) != len(axes):
         raise ValueError(f"irfft: s={s} and axes={axes} must have the same length")
     expected = tuple(s[:-1]) + (s[-1] // 2 + 1,)
