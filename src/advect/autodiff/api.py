@@ -57,27 +57,41 @@ class _Selection:
         self.args, self.kwargs = list(args), dict(kwargs)
         self.slots = [("pos", n) for n in resolved] + [("kw", k) for k in names]
         self.treedefs: list[TreeDef] = []
-        self.primals: list = []
-        self.python_scalar: list[bool] = []
+        self.primals: list = []  # the differentiated (floating or complex) leaves
+        self.python_scalar: list[bool] = []  # per differentiated leaf
+        self.fixed: dict[int, Any] = {}  # flat position -> an integer, bool or non-array leaf
+        self.count = 0  # all selected leaves
         for kind, key in self.slots:
             value = self.args[key] if kind == "pos" else self.kwargs[key]
             if type(value) is np.ndarray and value.dtype.kind in "fc":  # the common case
                 self.treedefs.append(LEAF)
                 self.python_scalar.append(False)
                 self.primals.append(value)
+                self.count += 1
                 continue
             leaves, treedef = tree_flatten(value)
             self.treedefs.append(treedef)
             for leaf in leaves:
-                scalar = type(leaf) in (int, float)
-                self.python_scalar.append(scalar)
-                self.primals.append(_lift(leaf, where))
+                if _differentiable(leaf, where):
+                    self.python_scalar.append(type(leaf) in (int, float))
+                    self.primals.append(_lift(leaf))
+                else:
+                    self.fixed[self.count] = leaf
+                self.count += 1
+
+    def _full(self, flat: Sequence, fill: Callable) -> list:
+        """All selected leaves from the differentiated ones, ``fill(leaf)`` at the others."""
+        if not self.fixed:
+            return list(flat)
+        it = iter(flat)
+        return [fill(self.fixed[i]) if i in self.fixed else next(it) for i in range(self.count)]
 
     def call(self, f: Callable) -> Callable:
         if len(self.args) == 1 and self.nums == [0] and not self.kwargs \
-                and self.treedefs[0] is LEAF:
+                and self.treedefs[0] is LEAF and not self.fixed:
             return f  # f(x): the flat call is the call
         def call_flat(*leaves):
+            leaves = self._full(leaves, lambda leaf: leaf)
             args, kwargs = list(self.args), dict(self.kwargs)
             start = 0
             for (kind, key), treedef in zip(self.slots, self.treedefs):
@@ -91,11 +105,14 @@ class _Selection:
             return f(*args, **kwargs)
         return call_flat
 
-    def unflatten(self, flat: list) -> Any:
-        """Per-input results, in the gradient structure the selection asks for."""
+    def unflatten(self, flat: list, fill: Callable | None = None) -> Any:
+        """Per-input results, in the gradient structure the selection asks for. ``flat`` has one
+        entry per differentiated leaf; the others get ``fill(leaf)`` (default: zeros of the
+        leaf's shape and dtype, ``None`` for a leaf that is not an array)."""
         if any(self.python_scalar):
             flat = [float(g) if scalar and not isinstance(g, Tracer) and np.ndim(g) == 0 else g
                     for g, scalar in zip(flat, self.python_scalar)]
+        flat = self._full(flat, fill or _zero_gradient)
         parts, start = [], 0
         for treedef in self.treedefs:
             parts.append(flat[start] if treedef is LEAF else tree_unflatten(
@@ -111,16 +128,36 @@ class _Selection:
         return pos, named
 
 
-def _lift(leaf, where):
+def _is_array(leaf) -> bool:
+    return isinstance(leaf, Tracer) or hasattr(leaf, "dtype") and hasattr(leaf, "shape")
+
+
+def _differentiable(leaf, where: str) -> bool:
+    """Whether a selected leaf gets a derivative: floating and complex arrays and Python
+    ``int``/``float``. Integer and bool arrays (and Python bools) are passed through unchanged
+    with zero derivatives, as are non-array leaves such as strings; a Python complex is refused."""
     if type(leaf) in (int, float):
-        return np.asarray(float(leaf))
-    if type(leaf) is bool or not (isinstance(leaf, Tracer) or hasattr(leaf, "dtype")):
-        raise TypeError(f"{where}: differentiated inputs must be arrays or Python floats, got "
-                        f"{type(leaf).__name__}")
-    if aval_of(leaf).dtype.kind not in "fc":
-        raise TypeError(f"{where}: differentiated inputs must have a floating or complex dtype, "
-                        f"got {aval_of(leaf).dtype}; convert with x.astype(np.float64)")
-    return leaf
+        return True
+    if type(leaf) is complex:
+        raise TypeError(f"{where}: a Python complex input cannot be differentiated as a weak "
+                        "scalar; pass np.complex128(z) or a 0-d complex array")
+    if not _is_array(leaf):
+        return False
+    return aval_of(leaf).dtype.kind in "fc"
+
+
+def _zero_gradient(leaf):
+    """The derivative of an integer, bool or non-array input: zeros of its shape and dtype
+    (``None`` for a leaf that is not an array)."""
+    if type(leaf) is bool or isinstance(leaf, np.generic):
+        return np.zeros((), np.asarray(leaf).dtype)
+    if not _is_array(leaf):
+        return None
+    return ops.zeros_like(leaf)
+
+
+def _lift(leaf):
+    return np.asarray(float(leaf)) if type(leaf) in (int, float) else leaf
 
 
 def _mark_inputs(fun):
@@ -370,10 +407,20 @@ def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
         complex_in = any(aval_of(p).dtype.kind == "c" for p in sel.primals)
         blocks = (_jac_forward if n_in < n_out and not complex_in else _jac_reverse)(
             tape, in_vars, out_vars, sel.primals, outs)
-        per_out = [sel.unflatten(row) for row in blocks]
+        per_out = [sel.unflatten(row, _zero_block(o)) for row, o in zip(blocks, outs)]
         return tree_unflatten(out_def, per_out)
 
     return wrapped
+
+
+def _zero_block(out):
+    """The Jacobian block of ``out`` for an integer or bool input: zeros in its dtype."""
+    def fill(leaf):
+        if not _is_array(leaf) and type(leaf) is not bool:
+            return None
+        aval = aval_of(leaf)
+        return np.zeros((*aval_of(out).shape, *aval.shape), aval.dtype)
+    return fill
 
 
 def _stack_rows(rows, lead_shape):

@@ -69,9 +69,6 @@ def _check_differentiable(spec, where: str) -> None:
         kind = PYTHON_SCALAR[spec.dtype.kind].__name__
         raise TypeError(f"{where}: a selected input is a Python {kind} scalar; only real "
                         "floating weak scalars can be differentiated")
-    if spec.dtype.kind not in "fc":
-        raise TypeError(f"{where}: a selected input has dtype {spec.dtype}; differentiated "
-                        "inputs must be floating or complex")
 
 
 def _weak_flags(selected) -> list[bool]:
