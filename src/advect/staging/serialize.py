@@ -12,10 +12,10 @@ imports, evaluates or unpickles anything. docs/staging.md documents the format.
 from __future__ import annotations
 
 import base64
-import collections
 import functools
 import keyword
 import math
+import operator
 import time
 
 import numpy as np
@@ -24,6 +24,7 @@ from ..core import REGISTRY
 from ..dtypes import STAGED_DTYPES, Aval, aval_of
 from ..errors import PayloadError, SchemaVersionError, UnregisteredOpError
 from ..pytree import LEAF, TreeDef, tree_flatten
+from .attrs import INT64, MAX_BYTES, check_aval, check_node, show
 from .graph import Graph, Literal, Node, validate
 from .passes import OptimizationReport, PassReport
 from .specs import PYTHON_SCALAR, SUPPORTED_API_VERSIONS, ArraySpec, StaticSpec, is_spec
@@ -33,7 +34,7 @@ __all__ = ["FORMAT", "SCHEMA_VERSION", "to_dict", "from_dict", "SchemaVersionErr
 
 FORMAT = "advect.staged_program"
 SCHEMA_VERSION = 3
-MAX_CONSTANT_BYTES = 1 << 34
+MAX_CONSTANT_BYTES = MAX_BYTES
 _TOP_KEYS = {"format", "schema_version", "advect_version", "array_api_version", "name",
              "signature", "outputs", "graph", "optimization"}
 _DTYPE_NAMES = {d.name for d in STAGED_DTYPES}
@@ -81,14 +82,15 @@ def _decode(data, where: str, lists_are_tuples: bool = False, depth: int = 0):
             return float(body)
         if tag == "complex" and type(body) is list and len(body) == 2:
             re, im = (_decode(v, where, depth=depth + 1) for v in body)
-            if type(re) in (int, float) and type(im) in (int, float):
+            if type(re) in (int, float) and type(im) in (int, float) and all(
+                    type(p) is float or INT64[0] <= p <= INT64[1] for p in (re, im)):
                 return complex(re, im)
         if tag == "tuple" and type(body) is list:
             return tuple(_decode(v, where, lists_are_tuples, depth + 1) for v in body)
         if tag == "dict" and type(body) is list and all(
                 type(p) is list and len(p) == 2 and type(p[0]) is str for p in body):
             return {k: _decode(v, where, lists_are_tuples, depth + 1) for k, v in body}
-    raise PayloadError(f"{where}: {str(data)[:80]} is not a valid encoded value")
+    raise PayloadError(f"{where}: {show(data)} is not a valid encoded value")
 
 
 # --- trees of specs -------------------------------------------------------------------------------
@@ -109,6 +111,10 @@ def _encode_tree(treedef: TreeDef, leaves: list, encode_leaf, where: str):
     if kind is type(None):
         return {"none": None}
     if is_namedtuple_class(kind):
+        if not (_identifier(kind.__name__) and all(_identifier(f) for f in kind._fields)):
+            raise TypeError(f"to_dict: {where} holds the namedtuple {kind.__name__!r} with "
+                            f"fields {kind._fields}; saved programs hold namedtuples whose type "
+                            "and field names are ASCII identifiers")
         return {"namedtuple": {"name": kind.__name__, "fields": list(kind._fields),
                                "items": children}}
     raise TypeError(f"to_dict: {where} contains a {kind.__name__} container; saved programs "
@@ -124,16 +130,45 @@ def is_namedtuple_class(kind) -> bool:
 
 
 def _identifier(name) -> bool:
-    return (type(name) is str and 0 < len(name) <= 200 and name.isidentifier()
-            and not keyword.iskeyword(name))
+    # ASCII only: Unicode identifiers that differ as strings can be equal after NFKC
+    # normalization ("\ufb01" and "fi"), which Python applies to attribute names
+    return (type(name) is str and 0 < len(name) <= 200 and name.isascii()
+            and name.isidentifier() and not keyword.iskeyword(name))
 
 
 @functools.lru_cache(maxsize=1024)
 def namedtuple_class(name: str, fields: tuple[str, ...]) -> type:
     """The namedtuple class a saved ``{"namedtuple": ...}`` node stands for, built from its
-    type name and field names alone (one class per pair, so restored trees compare equal);
-    nothing named in a payload is imported or executed."""
-    return collections.namedtuple(name, fields)
+    type name and field names alone (one class per pair, so restored trees compare equal).
+    It behaves as ``collections.namedtuple(name, fields)`` but is assembled without generating
+    or evaluating code; nothing named in a payload is imported or executed."""
+    n = len(fields)
+
+    def __new__(cls, *args, **kwargs):
+        rest = fields[len(args):]
+        if len(args) > n or set(kwargs) != set(rest):
+            raise TypeError(f"{name}() takes the arguments {', '.join(fields)}")
+        return tuple.__new__(cls, args + tuple(kwargs[f] for f in rest))
+
+    def _make(cls, iterable):
+        return cls(*iterable)
+
+    def __repr__(self):
+        return f"{name}(" + ", ".join(f"{f}={v!r}" for f, v in zip(fields, self)) + ")"
+
+    def _asdict(self):
+        return dict(zip(fields, self))
+
+    def _replace(self, **changes):
+        return type(self)(**{**self._asdict(), **changes})
+
+    body = {f: property(operator.itemgetter(i), doc=f"Alias for field number {i}")
+            for i, f in enumerate(fields)}
+    body.update(__slots__=(), _fields=fields, _field_defaults={}, __match_args__=fields,
+                __new__=__new__, _make=classmethod(_make), __repr__=__repr__,
+                _asdict=_asdict, _replace=_replace,
+                __getnewargs__=lambda self: tuple(self), __module__=__name__)
+    return type(name, (tuple,), body)
 
 
 def _namedtuple_node(body, decode_leaf, where: str, depth: int):
@@ -142,12 +177,12 @@ def _namedtuple_node(body, decode_leaf, where: str, depth: int):
                            "'items': [tree, ...]}")
     name, fields, items = body["name"], body["fields"], body["items"]
     if not _identifier(name):
-        raise PayloadError(f"{where}.name: {str(name)[:80]!r} is not a Python identifier")
+        raise PayloadError(f"{where}.name: {show(name)} is not a Python identifier")
     _expect(fields, list, f"{where}.fields")
     _expect(items, list, f"{where}.items")
     if len(fields) > 256 or not all(_identifier(f) and not f.startswith("_") for f in fields):
         raise PayloadError(f"{where}.fields: expected up to 256 identifiers not starting with "
-                           f"'_', got {str(fields)[:80]}")
+                           f"'_', got {show(fields)}")
     if len(set(fields)) != len(fields) or len(items) != len(fields):
         raise PayloadError(f"{where}: a namedtuple needs distinct field names, one per item")
     children = [_decode_tree(c, decode_leaf, f"{where}.{f}", depth + 1)
@@ -176,7 +211,7 @@ def _decode_tree(data, decode_leaf, where: str, depth: int = 0):
     if depth > 64:
         raise PayloadError(f"{where}: nested too deeply")
     if type(data) is not dict or not data:
-        raise PayloadError(f"{where}: expected an object, got {str(data)[:80]}")
+        raise PayloadError(f"{where}: expected an object, got {show(data)}")
     if len(data) == 1:
         (tag, body), = data.items()
         if tag in ("tuple", "list"):
@@ -212,15 +247,17 @@ def _decode_spec(data: dict, where: str):
     if set(data) - {"shape", "dtype", "device"} or not {"shape", "dtype"} <= set(data):
         raise PayloadError(f"{where}: an array spec has exactly 'shape', 'dtype' and optionally "
                            f"'device', got keys {sorted(data)}")
-    return ArraySpec(_shape(data["shape"], where), _dtype(data["dtype"], where),
+    spec = ArraySpec(_shape(data["shape"], where), _dtype(data["dtype"], where),
                      device=_device(data.get("device"), where))
+    check_aval(spec.aval, where)
+    return spec
 
 
 def _device(data, where: str):
     if data is None or (type(data) is str and len(data) <= 200) or type(data) is int:
         return data
     raise PayloadError(f"{where}.device: expected a device name (a string), got "
-                       f"{str(data)[:80]}")
+                       f"{show(data)}")
 
 
 def _leaf_marker(data, where):
@@ -239,13 +276,13 @@ def _shape(data, where: str) -> tuple[int, ...]:
     _expect(data, list, f"{where}.shape")
     if len(data) > 64 or not all(type(n) is int and 0 <= n < 1 << 62 for n in data):
         raise PayloadError(f"{where}.shape: expected up to 64 non-negative ints, got "
-                           f"{str(data)[:80]}")
+                           f"{show(data)}")
     return tuple(data)
 
 
 def _dtype(name, where: str) -> np.dtype:
     if name not in _DTYPE_NAMES:
-        raise PayloadError(f"{where}.dtype: {str(name)[:40]!r} is not a staged dtype")
+        raise PayloadError(f"{where}.dtype: {show(name)} is not a staged dtype")
     return np.dtype(name)
 
 
@@ -345,12 +382,12 @@ def _check_envelope(payload) -> None:
         raise PayloadError(f"payload: expected a dict from to_dict(), got "
                            f"{type(payload).__name__}")
     if payload.get("format") != FORMAT:
-        raise PayloadError(f"format: expected {FORMAT!r}, got {str(payload.get('format'))[:40]!r}")
+        raise PayloadError(f"format: expected {FORMAT!r}, got {show(payload.get('format'))}")
     version = payload.get("schema_version")
     if version != SCHEMA_VERSION or type(version) is not int:
         raise SchemaVersionError(
             f"schema_version: this Advect reads saved-program schema version {SCHEMA_VERSION}, "
-            f"the payload has {str(version)[:20]!r}. Stage the program again from its original "
+            f"the payload has {show(version)}. Stage the program again from its original "
             "callable and signature and save it with this release; editing the version number "
             "is not enough (version 3 changed the meaning of weak-scalar metadata)")
     if set(payload) != _TOP_KEYS:
@@ -358,10 +395,10 @@ def _check_envelope(payload) -> None:
                            f"{sorted(set(payload) ^ _TOP_KEYS)}")
     if payload["advect_version"] != _version():
         raise PayloadError(f"advect_version: the payload was saved by Advect "
-                           f"{str(payload['advect_version'])[:20]}, this is {_version()}; save "
+                           f"{show(payload['advect_version'])}, this is {_version()}; save "
                            "and load with the same version (stage again to migrate)")
     if payload["array_api_version"] not in SUPPORTED_API_VERSIONS:
-        raise PayloadError(f"array_api_version: {str(payload['array_api_version'])[:20]!r} is "
+        raise PayloadError(f"array_api_version: {show(payload['array_api_version'])} is "
                            f"not one of {', '.join(SUPPORTED_API_VERSIONS)}")
 
 
@@ -420,10 +457,11 @@ def _load_operand(graph: Graph, x, where: str):
     if type(x) is dict and len(x) == 1:
         (kind, body), = x.items()
         value = _decode(body, where)
-        if kind in ("bool", "int", "float", "complex") and type(value).__name__ == kind:
+        if kind in ("bool", "int", "float", "complex") and type(value).__name__ == kind and (
+                kind != "int" or INT64[0] <= value <= INT64[1]):
             return Literal(value)
     raise PayloadError(f"{where}: expected a value id or a literal like {{'float': 2.0}}, got "
-                       f"{str(x)[:80]}")
+                       f"{show(x)}")
 
 
 def _node(graph: Graph, entry, where: str) -> Node:
@@ -443,17 +481,20 @@ def _node(graph: Graph, entry, where: str) -> Node:
     _expect(attrs, dict, f"{where}.attrs")
     unknown = set(attrs) - set(op.attrs)
     if unknown:
-        raise PayloadError(f"{where}: {name} takes no attrs {sorted(unknown)}")
+        raise PayloadError(f"{where}: {name} takes no attrs {show(list(unknown))}")
     attrs = {k: _decode(v, f"{where}.attrs.{k}", lists_are_tuples=True)
              for k, v in attrs.items()}
     avals = [aval_of(x.value) if type(x) is Literal else graph.avals[x] for x in inputs]
+    check_node(op, avals, [type(x) is Literal for x in inputs], attrs, where)
     try:
         out = op.abstract(*avals, **attrs)
     except Exception as exc:  # a rule's own error, whatever its kind, means a bad payload
-        raise PayloadError(f"{where}: {name} rejects its operands: {exc}") from None
+        raise PayloadError(f"{where}: {name} rejects its operands: {str(exc)[:200]}") from None
     outs = out if op.multiple_results else (out,)
-    if not all(isinstance(a, Aval) for a in outs):
+    if type(outs) is not tuple or not all(isinstance(a, Aval) for a in outs):
         raise PayloadError(f"{where}: {name} has no valid abstract value for these operands")
+    for i, aval in enumerate(outs):
+        check_aval(aval, f"{where}.outputs[{i}]")
     return Node(op, inputs, attrs, tuple(graph.new_value(a) for a in outs))
 
 
