@@ -264,9 +264,9 @@ def _cumsum(a, axis=None, dtype=None, out=None):
     _no_out("cumsum", out)
     if dtype is not None:
         a = astype(a, dtype)
-    if axis is None:
+    if axis is None or not _shape(a):  # NumPy scans a 0-d array as a 1-element 1-d one
         a = ops.reshape(a, shape=(math.prod(_shape(a)),))
-        axis = 0
+        axis = 0 if axis is None else axis
     return ops.cumulative_sum(a, axis=normalize_axes(axis, len(_shape(a)))[0])
 
 

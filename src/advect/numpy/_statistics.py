@@ -44,6 +44,9 @@ def _kind(x):
 @implements(np.cumprod)
 def _cumprod(a, axis=None, dtype=None, out=None):
     _no_out("cumprod", out)
+    a = operand(a)
+    if not _ndim(a):  # NumPy scans a 0-d array as a 1-element 1-d one
+        a = ops.reshape(a, shape=(1,))
     a, axis = flat_axis(a, axis)
     if dtype is not None:
         a = astype(a, dtype)

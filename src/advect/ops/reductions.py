@@ -67,6 +67,8 @@ def _first_extreme_mask(x, out, axes, keepdims):
 
 def _extreme_jvp(primals, tangents, out, *, axes, keepdims):
     (x,), (dx,) = primals, tangents
+    if not axes:  # nothing is reduced (a 0-d array, or axis=()): the identity
+        return fit(dx, out)
     mask = _first_extreme_mask(x, out, axes, keepdims)
     return fit(reduce_sum(ops.multiply(dx, mask), axes=axes, keepdims=keepdims), out)
 

@@ -1,0 +1,244 @@
+"""Compositions against independent oracles: random NumPy programs (``tests/programs.py``).
+
+Each program is checked, at a point away from its kinks, for
+
+* ``grad`` against central differences (float64);
+* ``jvp`` of its array-valued body against a directional central difference, and ``vjp``
+  against ``jvp`` by the adjoint identity ``<u, J t> == <J^T u, t>``;
+* ``hvp`` against central differences of ``grad``;
+* ``stage``: the staged body and loss against eager NumPy in value, shape and dtype, and the
+  staged gradient ``grad(stage(f, *x))`` against the dynamic one;
+* float32 inputs: every transform keeps NumPy's dtypes (float32 gradients for float32 inputs,
+  outputs in eager NumPy's dtype) and agrees with the float64 answer.
+
+The fast profile runs in CI; ``-m slow`` runs the long one. Regression tests for the bugs these
+checks found sit at the end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+import advect as ad
+from programs import Kink, Program, programs
+
+FAST = settings(max_examples=150, deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                       HealthCheck.data_too_large])
+SLOW = settings(FAST, max_examples=3000, derandomize=False)
+EPS = 1e-6
+
+
+def _leaves(value) -> list:
+    return list(value) if isinstance(value, tuple) else [value]
+
+
+def _same_kind(actual, expected, what: str) -> None:
+    """Shape and dtype of ``actual`` equal eager NumPy's ``expected``."""
+    a, e = np.asarray(actual), np.asarray(expected)
+    assert a.shape == e.shape, f"{what}: shape {a.shape}, eager NumPy {e.shape}"
+    assert a.dtype == e.dtype, f"{what}: dtype {a.dtype}, eager NumPy {e.dtype}"
+
+
+def _close(actual, expected, what: str, rtol: float, atol: float = 0.0) -> None:
+    a = np.asarray(actual, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    assert a.shape == e.shape, f"{what}: shape {a.shape}, expected {e.shape}"
+    scale = 1.0 + (np.max(np.abs(e)) if e.size else 0.0)
+    assert np.allclose(a, e, rtol=rtol, atol=atol * scale), \
+        f"{what}:\n{np.round(a, 8).tolist()}\nexpected\n{np.round(e, 8).tolist()}"
+
+
+def _shift(xs, ts, eps):
+    return [x + eps * float(t) if isinstance(x, float) else x + eps * t for x, t in zip(xs, ts)]
+
+
+def _central(fun, xs, ts, eps=EPS) -> list:
+    """Directional central difference of ``fun`` (one per output leaf)."""
+    with np.errstate(all="ignore"):
+        up = _leaves(fun(*_shift(xs, ts, eps)))
+        dn = _leaves(fun(*_shift(xs, ts, -eps)))
+    return [(np.asarray(u, dtype=np.float64) - np.asarray(d, dtype=np.float64)) / (2 * eps)
+            for u, d in zip(up, dn)]
+
+
+def _central_grad(f, xs) -> list:
+    grads = []
+    for i, x in enumerate(xs):
+        g = np.zeros(np.shape(x))
+        for k in range(g.size):
+            e = [np.zeros(np.shape(y)) for y in xs]
+            e[i].reshape(-1)[k] = 1.0
+            g.reshape(-1)[k] = _central(f, xs, e)[0]
+        grads.append(g)
+    return grads
+
+
+def _dot(a, b) -> float:
+    return sum(float(np.sum(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)))
+               for x, y in zip(a, b))
+
+
+def _eager(program: Program, dtype):
+    """The program's functions, point, and eager results; discards wild or kinked points."""
+    body, f = program.functions()
+    xs = program.inputs(dtype)
+    try:
+        with np.errstate(all="ignore"):
+            out, loss = body(*xs), f(*xs)
+    except Kink:
+        assume(False)
+    assume(np.isfinite(loss) and abs(loss) < 1e4)
+    assume(all(np.all(np.isfinite(o)) and np.max(np.abs(o), initial=0) < 1e4
+               for o in _leaves(out)))
+    return body, f, xs, out, loss
+
+
+def check_float64(program: Program) -> None:
+    body, f, xs, out, loss = _eager(program, np.float64)
+    argnums = tuple(range(len(xs)))
+    grads = ad.grad(f, argnums=argnums)(*xs)
+    for i, (g, fd, x) in enumerate(zip(grads, _central_grad(f, xs), xs)):
+        if isinstance(x, float):
+            assert type(g) is float, f"grad wrt Python float x{i} is {type(g).__name__}"
+        else:
+            _same_kind(g, x, f"grad wrt x{i}")
+        _close(g, fd, f"grad wrt x{i} vs central differences", 1e-4, 1e-5)
+
+    ts = program.directions(salt=1)
+    value, tangent = ad.jvp(body, argnums=argnums)(*xs, tangents=tuple(ts))
+    for k, (v, t, o, fd) in enumerate(zip(_leaves(value), _leaves(tangent), _leaves(out),
+                                          _central(body, xs, ts))):
+        _same_kind(v, o, f"jvp value {k}")
+        _close(v, o, f"jvp value {k}", 1e-12, 1e-12)
+        _same_kind(t, o, f"jvp tangent {k}")
+        _close(t, fd, f"jvp tangent {k} vs central differences", 1e-4, 1e-5)
+
+    value, pullback = ad.vjp(body, argnums=argnums)(*xs)
+    rng = np.random.default_rng([program.seed, 2])
+    us = [rng.standard_normal(np.shape(o)) for o in _leaves(out)]
+    cts = pullback(tuple(us) if isinstance(out, tuple) else us[0])
+    for i, (c, x) in enumerate(zip(cts, xs)):
+        assert np.shape(c) == np.shape(x), f"vjp wrt x{i}: shape {np.shape(c)}"
+    lhs, rhs = _dot(us, _leaves(tangent)), _dot(cts, ts)
+    assert np.isclose(lhs, rhs, rtol=1e-9, atol=1e-9 * (1 + abs(lhs))), \
+        f"adjoint identity: <u, J t> = {lhs!r}, <J^T u, t> = {rhs!r}"
+
+    _, hv = ad.hvp(f, argnums=argnums)(*xs, vectors=tuple(ts))
+    grad = ad.grad(f, argnums=argnums)
+    fd = _central(lambda *x: tuple(grad(*x)), xs, ts, eps=1e-5)
+    for i, (h, d) in enumerate(zip(hv, fd)):
+        _close(h, d, f"hvp wrt x{i} vs central differences of grad", 1e-4, 1e-5)
+
+    staged = ad.stage(f, *xs)
+    value = staged(*xs)
+    _same_kind(value, loss, "staged loss")
+    _close(value, loss, "staged loss vs eager", 1e-9, 1e-12)
+    staged_body = ad.stage(body, *xs)
+    for k, (v, o) in enumerate(zip(_leaves(staged_body(*xs)), _leaves(out))):
+        _same_kind(v, o, f"staged body output {k}")
+        _close(v, o, f"staged body output {k} vs eager", 1e-9, 1e-12)
+    for i, (s, g) in enumerate(zip(ad.grad(staged, argnums=argnums)(*xs), grads)):
+        _close(s, g, f"staged grad wrt x{i} vs dynamic grad", 1e-9, 1e-12)
+
+
+def check_float32(program: Program) -> None:
+    """float32 in: NumPy's dtypes out of every transform, answers near the float64 ones."""
+    _, f64, xs64, _, _ = _eager(program, np.float64)
+    body, f, xs, out, loss = _eager(program, np.float32)
+    argnums = tuple(range(len(xs)))
+    reference = ad.grad(f64, argnums=argnums)(*xs64)
+    grads = ad.grad(f, argnums=argnums)(*xs)
+    for i, (g, r, x) in enumerate(zip(grads, reference, xs)):
+        if not isinstance(x, float):
+            _same_kind(g, x, f"float32 grad wrt x{i}")
+        _close(g, r, f"float32 grad wrt x{i} vs float64", 2e-3, 2e-3)
+    ts = program.directions(np.float32, salt=1)
+    value, tangent = ad.jvp(body, argnums=argnums)(*xs, tangents=tuple(ts))
+    for k, (v, t, o) in enumerate(zip(_leaves(value), _leaves(tangent), _leaves(out))):
+        _same_kind(v, o, f"float32 jvp value {k}")
+        _same_kind(t, o, f"float32 jvp tangent {k}")
+    value, pullback = ad.vjp(body, argnums=argnums)(*xs)
+    us = [np.ones(np.shape(o), np.asarray(o).dtype) for o in _leaves(out)]
+    cts = pullback(tuple(us) if isinstance(out, tuple) else us[0])
+    for i, (c, x) in enumerate(zip(cts, xs)):
+        if not isinstance(x, float):
+            _same_kind(c, x, f"float32 vjp wrt x{i}")
+    _, hv = ad.hvp(f, argnums=argnums)(*xs, vectors=tuple(ts))
+    for i, (h, x) in enumerate(zip(hv, xs)):
+        if not isinstance(x, float):
+            _same_kind(h, x, f"float32 hvp wrt x{i}")
+    staged = ad.stage(f, *xs)
+    value = staged(*xs)
+    _same_kind(value, loss, "float32 staged loss")
+    _close(value, loss, "float32 staged loss vs eager", 1e-5, 1e-6)
+    for k, (v, o) in enumerate(zip(_leaves(ad.stage(body, *xs)(*xs)), _leaves(out))):
+        _same_kind(v, o, f"float32 staged body output {k}")
+        _close(v, o, f"float32 staged body output {k} vs eager", 1e-5, 1e-6)
+    for i, (s, x) in enumerate(zip(ad.grad(staged, argnums=argnums)(*xs), xs)):
+        if not isinstance(x, float):
+            _same_kind(s, x, f"float32 staged grad wrt x{i}")
+
+
+@FAST
+@given(programs())
+def test_compositions_float64(program):
+    check_float64(program)
+
+
+@settings(FAST, max_examples=80)
+@given(programs())
+def test_compositions_float32(program):
+    check_float32(program)
+
+
+@pytest.mark.slow
+@SLOW
+@given(programs(max_steps=10))
+def test_compositions_float64_long(program):
+    check_float64(program)
+
+
+@pytest.mark.slow
+@SLOW
+@given(programs(max_steps=10))
+def test_compositions_float32_long(program):
+    check_float32(program)
+
+
+# --- regressions: each a bug the checks above found ----------------------------------------
+
+def _all_modes(f, x, expected):
+    """grad, jvp, hvp-free staged grad and staged value of ``f`` at ``x`` against ``expected``
+    (the gradient) and eager NumPy."""
+    np.testing.assert_allclose(ad.grad(f)(x), expected, rtol=1e-12)
+    _, t = ad.jvp(f)(x, tangents=np.ones_like(x))
+    np.testing.assert_allclose(t, np.sum(expected), rtol=1e-12)
+    staged = ad.stage(f, x)
+    _same_kind(staged(x), f(x), "staged value")
+    np.testing.assert_allclose(staged(x), f(x), rtol=1e-12)
+    np.testing.assert_allclose(ad.grad(staged)(x), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scan", [np.cumsum, np.cumprod, np.nancumsum, np.nancumprod])
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_scan_of_a_0d_array_is_a_1_element_scan(scan, axis):
+    # NumPy scans a 0-d array as a 1-element 1-d one: shape (1,), axis 0 or -1
+    x = np.array(0.7)
+    _all_modes(lambda x: np.sum(scan(x, axis=axis) ** 2), x, 2 * x)
+    assert ad.stage(lambda x: scan(x, axis=axis), x)(x).shape == (1,)
+
+
+def test_scan_of_a_0d_array_refuses_axis_1_as_numpy_does():
+    with pytest.raises(np.exceptions.AxisError):
+        ad.grad(lambda x: np.sum(np.cumsum(x, axis=1)))(np.array(0.5))
+
+
+@pytest.mark.parametrize("reduce", [np.max, np.min, np.amax])
+@pytest.mark.parametrize("x, axis", [(np.array(0.7), None), (np.array([0.3, 0.7]), ())])
+def test_max_min_reducing_no_axes_is_the_identity(reduce, x, axis):
+    _all_modes(lambda x: np.sum(reduce(x, axis=axis) ** 2), x, 2 * x)
+    _, hv = ad.hvp(lambda x: np.sum(reduce(x, axis=axis) ** 2))(x, vectors=np.ones_like(x))
+    np.testing.assert_allclose(hv, 2 * np.ones_like(x))
