@@ -14,7 +14,7 @@ from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import normalize_axes
+from ..ops._rules import dot_sum, normalize_axes
 from ..providers import numpy_dtype, on_provider_of
 
 __all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "NONDIFF", "WITHOUT_TRANSLATION",
@@ -514,8 +514,8 @@ def _tensordot(a, b, axes=2):
 
 @implements(np.vdot)
 def _vdot(a, b):
-    return ops.reduce_sum(ops.multiply(ops.conj(_ravel(a)) if aval_of(a).dtype.kind == "c"
-                                       else _ravel(a), _ravel(b)), axes=(0,), keepdims=False)
+    return dot_sum(ops.multiply(ops.conj(_ravel(a)) if aval_of(a).dtype.kind == "c"
+                                else _ravel(a), _ravel(b)), (0,))
 
 
 @implements(np.inner)

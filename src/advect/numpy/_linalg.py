@@ -27,7 +27,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import normalize_axes
+from ..ops._rules import dot_sum, normalize_axes
 from ..ops.linalg import hermitian_part
 from ._functions import _tensordot, concrete, implements
 
@@ -150,7 +150,7 @@ def _linalg_tensordot(x1, x2, /, *, axes=2):
 @implements(np.linalg.vecdot)
 def _vecdot(x1, x2, /, *, axis=-1):
     product = ops.multiply(ops.conj(x1) if aval_of(x1).dtype.kind == "c" else x1, x2)
-    return ops.reduce_sum(product, axes=normalize_axes(axis, _ndim(product)), keepdims=False)
+    return dot_sum(product, normalize_axes(axis, _ndim(product)))
 
 
 @implements(np.linalg.outer)

@@ -170,6 +170,8 @@ def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""
     fast = _FAST_REDUCE.get(ufunc)
     if fast is None:
         return _fold(ufunc, found, a, axes, keepdims, initial, what, mask)
+    if ufunc is np.logaddexp or ufunc is np.logaddexp2:  # int8 folds in float16, as NumPy's loop
+        a = _start(a, _fold_dtype(ufunc, a, what))
     if mask is not None:  # an identity drops out; without one the op is idempotent (max, min)
         a = ops.where(mask, a, initial if ufunc.identity is None else ufunc.identity)
     result = fast(a, axes, keepdims)
@@ -214,7 +216,9 @@ def _prefix_scan(found, y, axis, identity):
     while step < n:
         front = list(aval.shape)
         front[axis] = step
-        pad = ops.full_like(y, fill_value=identity, shape=tuple(front), dtype=aval.dtype.name)
+        # cast as NumPy does: bitwise_and's identity -1 is all bits set, 255 for uint8
+        fill = np.asarray(identity).astype(aval.dtype).item()
+        pad = ops.full_like(y, fill_value=fill, shape=tuple(front), dtype=aval.dtype.name)
         before = ops.concat(pad, ops.slice_axis(y, start=0, stop=n - step, axis=axis), axis=axis)
         y = found(before, y)
         step *= 2

@@ -18,7 +18,7 @@ from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import conj, normalize_axes
+from ..ops._rules import conj, dot_sum, normalize_axes
 from ._methods import _operand
 
 __all__ = ["UFUNCS", "SCIPY_SPECIAL", "array_ufunc", "translation", "call_ufunc"]
@@ -50,8 +50,7 @@ def _vecdot(x1, x2, axis=-1):
         raise ValueError("numpy.vecdot: both operands need at least one dimension")
     _check_core("vecdot", x1, x2, axis, axis)
     ndim = max(n1, n2)
-    product = ops.multiply(conj(x1), x2)
-    return ops.reduce_sum(product, axes=normalize_axes(axis, ndim), keepdims=False)
+    return dot_sum(ops.multiply(conj(x1), x2), normalize_axes(axis, ndim))
 
 
 def _matvec(x1, x2):

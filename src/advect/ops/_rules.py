@@ -17,7 +17,7 @@ from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
 __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcast_binary",
            "float_binary", "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
            "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "reduced_shape",
-           "real_unary", "add_tangents", "scale", "unary_partial", "ufunc_abstract"]
+           "real_unary", "add_tangents", "scale", "unary_partial", "ufunc_abstract", "dot_sum"]
 
 
 def is_linear(x) -> bool:
@@ -126,6 +126,14 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     if keepdims:
         return tuple(1 if i in axes else n for i, n in enumerate(shape))
     return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def dot_sum(product, axes: tuple[int, ...]):
+    """Sum ``product`` over ``axes`` in its own dtype, as NumPy's dot products do: an int8
+    vecdot stays int8 (the wider sum wraps to the same bits), a bool one is a logical or."""
+    total = ops.reduce_sum(product, axes=axes, keepdims=False)
+    dtype = aval_of(product).dtype
+    return total if aval_of(total).dtype == dtype else ops.astype(total, dtype=dtype.name)
 
 
 # --- JVP and transpose helpers ---------------------------------------------------------------
