@@ -487,8 +487,9 @@ def test_keyword_and_weak_calls_take_the_flat_fast_path_and_still_check():
     k = np.asarray(1.0, np.float32)
     out = program(np.ones(2, np.float32), 3.0, k=k)
     assert out.dtype == np.float32 and out.tolist() == [4.0, 4.0]
+    assert program(np.ones(2, np.float32), 3, k=k).tolist() == [4.0, 4.0]  # an int fits
     with pytest.raises(ValueError, match="Python float"):
-        program(np.ones(2, np.float32), 3, k=k)
+        program(np.ones(2, np.float32), True, k=k)
     with pytest.raises(ValueError, match="float32"):
         program(np.ones(2, np.float32), 3.0, k=np.asarray(1.0))
 

@@ -17,6 +17,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..numpy._mutation import INPUT
+from ..providers import on_provider_of
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from .forward import JVPTrace, JVPTracer
 from .maps import LinearMap, Pullback, tangent_leaves, zero_tangent
@@ -157,7 +158,9 @@ def _zero_gradient(leaf):
 
 
 def _lift(leaf):
-    return np.asarray(float(leaf)) if type(leaf) in (int, float) else leaf
+    """A Python ``int``/``float`` input becomes a Python float primal: weak, so it promotes as
+    a Python scalar does (``3.0 * float32_array`` stays float32)."""
+    return float(leaf) if type(leaf) is int else leaf
 
 
 def _mark_inputs(fun):
@@ -371,12 +374,25 @@ def linearize(f: Callable, *primals, argnums: int | Sequence[int] = 0, **kwargs)
 # --- dense derivatives ---------------------------------------------------------------------------
 
 def _basis(primal):
+    """The unit vectors of ``primal``'s space, in its dtype and provider."""
     aval = aval_of(primal)
     size = aval.size
     for i in range(size):
         e = np.zeros(size, aval.dtype)
         e[i] = 1
-        yield e.reshape(aval.shape)
+        yield on_provider_of(primal, e.reshape(aval.shape))
+
+
+def _zeros(like, shape, dtype=None):
+    """Zeros of ``shape`` in ``like``'s provider and (by default) dtype."""
+    return ops.zeros_like(like, shape=tuple(shape), dtype=None if dtype is None else dtype.name)
+
+
+def _in_dtype(block, primal):
+    """A Jacobian block in its input's dtype: the derivative with respect to an input has that
+    input's dtype (float32 in, float32 out), whichever mode computed it."""
+    dtype = aval_of(primal).dtype
+    return block if aval_of(block).dtype == dtype else ops.astype(block, dtype=dtype.name)
 
 
 def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
@@ -419,7 +435,7 @@ def _zero_block(out):
         if not _is_array(leaf) and type(leaf) is not bool:
             return None
         aval = aval_of(leaf)
-        return np.zeros((*aval_of(out).shape, *aval.shape), aval.dtype)
+        return _zeros(leaf, (*aval_of(out).shape, *aval.shape))
     return fill
 
 
@@ -439,8 +455,8 @@ def _jac_reverse(tape, in_vars, out_vars, primals, outs):
             for k, (v, p) in enumerate(zip(in_vars, primals)):
                 g = result.get(v.index)
                 per_in[k].append(ops.zeros_like(p) if g is None else g)
-        blocks.append([_stack_rows(rows, o_shape) if rows else
-                       np.zeros((*o_shape, *aval_of(p).shape)) for rows, p in zip(per_in,
+        blocks.append([_in_dtype(_stack_rows(rows, o_shape), p) if rows else
+                       _zeros(p, (*o_shape, *aval_of(p).shape)) for rows, p in zip(per_in,
                                                                                    primals)])
     return blocks
 
@@ -462,9 +478,9 @@ def _jac_forward(tape, in_vars, out_vars, primals, outs):
         for k, p in enumerate(primals):
             in_shape, o_shape = aval_of(p).shape, aval_of(o).shape
             if not cols[j][k]:
-                row.append(np.zeros((*o_shape, *in_shape)))
+                row.append(_zeros(p, (*o_shape, *in_shape)))
                 continue
-            stacked = _stack_rows(cols[j][k], in_shape)  # in.shape + out.shape
+            stacked = _in_dtype(_stack_rows(cols[j][k], in_shape), p)  # in.shape + out.shape
             n_in, n_out = len(in_shape), len(o_shape)
             perm = (*range(n_in, n_in + n_out), *range(n_in))
             row.append(ops.permute_dims(stacked, axes=perm) if n_in and n_out else stacked)
@@ -513,10 +529,10 @@ def hessian_diag(f: Callable, argnums: int | Sequence[int] = 0):
             for e in _basis(p) if var is not None else ():
                 hv = forward(tape, in_vars, [e if i == k else None for i in range(n)])
                 hv = hv.get(var.index)
-                entries.append(np.zeros((), aval.dtype) if hv is None else ops.reduce_sum(
+                entries.append(_zeros(p, ()) if hv is None else ops.reduce_sum(
                     ops.multiply(hv, e), axes=tuple(range(aval.ndim)), keepdims=False))
-            diag.append(_stack_rows(entries, aval.shape) if entries else
-                        np.zeros(aval.shape, aval.dtype))
+            diag.append(_in_dtype(_stack_rows(entries, aval.shape), p) if entries else
+                        _zeros(p, aval.shape))
         return sel.unflatten(diag)
 
     return wrapped

@@ -16,6 +16,8 @@ from . import state
 
 __all__ = ["JVPTrace", "JVPTracer", "split"]
 
+_PYTHON_SCALARS = (bool, int, float, complex)
+
 
 class JVPTrace(Trace):
     __slots__ = ()
@@ -63,6 +65,9 @@ class JVPTrace(Trace):
             xp = np if len(primals) == 1 and type(primals[0]) is np.ndarray else \
                 namespace_of(primals)  # which also refuses mixed providers
             out = op.impl(xp, *primals, **attrs)
+            if type(out) is not np.ndarray and isinstance(out, np.generic) \
+                    and all(type(p) in _PYTHON_SCALARS for p in primals):
+                out = out.item()  # Python scalars in, a weak Python scalar out (as bind does)
         if not nonzero or op.nondiff:
             if op.multiple_results:
                 return tuple(JVPTracer(self, o, None) for o in out)

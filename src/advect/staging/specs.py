@@ -25,6 +25,7 @@ from ..providers import (
     numpy_dtype,
     provider_name,
     provider_of,
+    refuse_subclass,
     same_device,
 )
 from ..pytree import Static, TreeDef, format_path, tree_flatten
@@ -39,6 +40,9 @@ LATEST_API_VERSION = REVISIONS[-1]
 
 # the Python type of each weak-scalar category (NEP 50), by dtype kind
 PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+# Python scalars that a weak slot of another kind takes, as NumPy's promotion would (a bool is
+# not a number here, and a complex never fits a real slot)
+_WEAK_WIDENING = {"f": (int,), "c": (int, float)}
 _WEAK_DTYPE = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 
 
@@ -225,6 +229,7 @@ def spec_of_example(leaf, where: str):
             device = None if default is None or same_device(device, default) else device
         return ArraySpec(aval.shape, aval.dtype, device=device)
     if isinstance(leaf, np.ndarray | np.generic):
+        refuse_subclass(leaf, where)
         check_dtype(leaf.dtype, where)
         return ArraySpec(leaf.shape, leaf.dtype)
     if is_array(leaf) and (hasattr(leaf, "__array_namespace__") or namespace_of((leaf,)) is not np):
@@ -314,15 +319,19 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
                              f"{aval!r}")
         return value
     if spec.weak:
-        if type(value) is not PYTHON_SCALAR[spec.dtype.kind]:
-            raise ValueError(f"{where}: expected {spec.describe()} (a weak scalar), got "
-                             f"{_describe(value)}")
-        return value
+        kind = spec.dtype.kind
+        if type(value) is PYTHON_SCALAR[kind]:
+            return value
+        if type(value) in _WEAK_WIDENING.get(kind, ()):  # NumPy promotion: int -> float, ...
+            return PYTHON_SCALAR[kind](value)
+        raise ValueError(f"{where}: expected {spec.describe()} (a weak scalar), got "
+                         f"{_describe(value)}")
     if type(value) in _WEAK_DTYPE:
         raise ValueError(f"{where}: expected {spec.describe()}, got {_describe(value)}; pass "
                          "np.asarray(value) with the staged dtype")
     if not (hasattr(value, "shape") and hasattr(value, "dtype")):
         raise TypeError(f"{where}: expected {spec.describe()}, got {_describe(value)}")
+    refuse_subclass(value, where)
     shape = tuple(value.shape)
     if shape != spec.shape:
         raise ValueError(f"{where}: expected {spec.describe()}, got shape {shape}; a staged "
