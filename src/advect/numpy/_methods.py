@@ -6,8 +6,11 @@ detach: ``__array__``, ``float()`` while staging and friends raise ``TracingErro
 
 from __future__ import annotations
 
+import ast
 import dis
+import linecache
 import sys
+from types import TracebackType
 
 import numpy as np
 
@@ -64,12 +67,108 @@ def _view(x, out):
 
 
 def _scalar_conversion(x, what):
-    """The current value for ``float(x)`` and friends; refuse ``plain[i] = x``, which NumPy
-    performs through the same conversion and which would detach ``x``."""
+    """The current value for ``float(x)`` and friends (``what`` names the function).
+
+    Refuses ``plain[i] = x``, which NumPy performs through the same conversion and which would
+    detach ``x``, and any conversion of a value that depends on a differentiated input: a
+    Python number carries no derivative, so the result would silently be a constant."""
     frame = sys._getframe(2)
     if frame.f_lasti >= 0 and frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
-        write_plain(np.empty(0), "item assignment")
-    return x._concrete_for(what)
+        try:
+            write_plain(np.empty(0), "item assignment")
+        except TracingError as error:
+            _raise_in(frame, error)
+    if _differentiated(x):
+        name = _called_name(frame) or what
+        instead = (f"np.{name[5:]}(x) instead of {name}(x)" if name.startswith("math.")
+                   else "x instead of float(x), np.exp(x) instead of math.exp(x)")
+        raise TracingError(
+            f"{name}() of a traced value that depends on a differentiated input would detach "
+            "it: the result is a plain Python number, so the derivative through it would "
+            f"silently be zero. Keep it an array ({instead}), or call advect.stop_gradient(x) "
+            "first if you want a constant")
+    return x._concrete_for(f"{what}()")
+
+
+def _differentiated(x) -> bool:
+    """Whether a tracer's value depends on a differentiated input at any nesting level."""
+    while isinstance(x, Tracer):
+        if getattr(x, "tangent", None) is not None:
+            return True
+        x = getattr(x, "primal", None)
+    return False
+
+
+def _stays_traced(x) -> bool:
+    """Whether ``x.item()`` must return a traced value: it depends on a differentiated input,
+    or it has no data (while staging)."""
+    while isinstance(x, Tracer):
+        if getattr(x, "tangent", None) is not None or not hasattr(x, "primal"):
+            return True
+        x = x.primal
+    return False
+
+
+def _called_name(frame) -> str | None:
+    """The dotted name of the function the frame's current instruction calls (``math.exp``),
+    read from its source; None when there is no call or no source."""
+    code = frame.f_code
+    try:
+        if not dis.opname[code.co_code[frame.f_lasti]].startswith(("CALL", "PRECALL")):
+            return None
+        first, last, start, end = list(code.co_positions())[frame.f_lasti // 2]
+        lines = [linecache.getline(code.co_filename, n) for n in range(first, last + 1)]
+        lines[-1] = lines[-1][:end]
+        lines[0] = lines[0][start:]
+        call = ast.parse("".join(lines).strip(), mode="eval").body
+        return ast.unparse(call.func) if isinstance(call, ast.Call) else None
+    except Exception:  # no source, or not one call expression
+        return None
+
+
+def _raise_in(frame, error):
+    """Raise ``error`` as the exception of the statement ``frame`` runs.
+
+    NumPy turns any error from a sequence-like operand of ``plain[i] = x`` into its own
+    "setting an array element with a sequence"; a one-shot trace function on the frame puts
+    ``error`` back when that exception arrives. (Skipped when a Python-level tracer, a
+    debugger or coverage, is active: NumPy's error then carries ``error`` as its cause.)"""
+    if sys.gettrace() is None:
+        def restore(_frame, event, _arg):
+            frame.f_trace = None
+            sys.settrace(None)
+            if event == "exception":
+                raise error.with_traceback(TracebackType(None, frame, frame.f_lasti,
+                                                         frame.f_lineno))
+        frame.f_trace = restore
+        sys.settrace(_no_tracing)
+    raise error
+
+
+def _no_tracing(_frame, _event, _arg):
+    """The thread's trace function while :func:`_raise_in` waits: it traces no new frame."""
+    return None
+
+
+def _item(x, index):
+    """``x.item(*index)`` as a traced 0-d value (NumPy's index forms: none, flat, per axis)."""
+    if len(index) == 1 and isinstance(index[0], tuple):
+        index = index[0]
+    if not index:
+        if x.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return ops.reshape(x, shape=())
+    if len(index) == 1:
+        flat = ops.reshape(x, shape=(x.size,))
+        return owned_copy(flat[index[0]])
+    return owned_copy(x[tuple(index)])
+
+
+def _tolist(x):
+    """``x.tolist()`` as nested lists of traced 0-d values."""
+    if not x.shape:
+        return ops.reshape(x, shape=())
+    return [_tolist(owned_copy(x[i])) for i in range(x.shape[0])]
 
 
 class _Flat:
@@ -96,6 +195,23 @@ class _Flat:
         return self._x.size
 
 
+def _scipy_caller() -> str | None:
+    """The public name of the SciPy function whose code is converting a tracer (the outermost
+    SciPy frame on the stack: the call user code made), or None outside SciPy."""
+    frame, found = sys._getframe(2), None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "scipy" or module.startswith("scipy."):
+            found = frame
+        elif found is not None:
+            break
+        frame = frame.f_back
+    if found is None:
+        return None
+    public = ".".join(p for p in found.f_globals["__name__"].split(".") if not p.startswith("_"))
+    return f"{public}.{found.f_code.co_name}"
+
+
 class ArrayTracer(Tracer):
     """Methods shared by every user-visible tracer. Subclasses provide ``aval`` and payload."""
 
@@ -118,6 +234,13 @@ class ArrayTracer(Tracer):
         return namespace_for(self, api_version)
 
     def __array__(self, dtype=None, copy=None):
+        caller = _scipy_caller()
+        if caller is not None:
+            raise TracingError(
+                f"{caller} is not supported on traced arrays: it converts its input to a plain "
+                "NumPy array, which would detach it from differentiation; use the "
+                "differentiable SciPy functions of advect.scipy (special, ndimage, linalg, ...) "
+                "or advect.stop_gradient(x) if you really want a constant")
         raise TracingError(
             "a traced value was converted to a plain NumPy array (np.asarray, np.array, or "
             "writing it into a plain array), which would detach it from differentiation; keep it "
@@ -195,16 +318,16 @@ class ArrayTracer(Tracer):
         return bool(self._concrete_for("bool()"))
 
     def __float__(self):
-        return float(_scalar_conversion(self, "float()"))
+        return float(_scalar_conversion(self, "float"))
 
     def __int__(self):
-        return int(_scalar_conversion(self, "int()"))
+        return int(_scalar_conversion(self, "int"))
 
     def __complex__(self):
-        return complex(_scalar_conversion(self, "complex()"))
+        return complex(_scalar_conversion(self, "complex"))
 
     def __index__(self):
-        value = self._concrete_for("use as an index")
+        value = _scalar_conversion(self, "operator.index")
         if np.asarray(value).dtype.kind not in "iub":
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(value)
@@ -216,9 +339,16 @@ class ArrayTracer(Tracer):
         return self._concrete()
 
     def item(self, *args):
+        """The element as a Python scalar, or as a traced 0-d value when it depends on a
+        differentiated input or has no data (staging), so no derivative is lost."""
+        if _stays_traced(self):
+            return _item(self, args)
         return self._concrete_for(".item()").item(*args)
 
     def tolist(self):
+        """Nested lists of Python scalars, or of traced 0-d values (see :meth:`item`)."""
+        if _stays_traced(self):
+            return _tolist(self)
         return np.asarray(self._concrete_for(".tolist()")).tolist()
 
     def __len__(self):

@@ -79,9 +79,10 @@ log_expit = _special("log_expit", lambda x, out: (expit(negative(x)),))
 gammaln = _special("gammaln", lambda x, out: (digamma(x),))
 gamma = _special("gamma", lambda x, out: (multiply(out, digamma(x)),))
 ndtr = _special("ndtr", lambda x, out: (divide(exp(multiply(-0.5, square(x))), _SQRT_TWO_PI),))
-# d log Phi(x) = phi(x) / Phi(x), formed in log space so it stays finite far in the left tail
+# d log Phi(x) = phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x / sqrt(2)): exact to rounding far in the
+# left tail (about -x there) and 0 where erfcx overflows on the right
 log_ndtr = _special("log_ndtr", lambda x, out: (
-    divide(exp(subtract(multiply(-0.5, square(x)), out)), _SQRT_TWO_PI),))
+    divide(math.sqrt(2.0 / math.pi), erfcx(multiply(-math.sqrt(0.5), x))),))
 ndtri = _special("ndtri", lambda x, out: (multiply(_SQRT_TWO_PI, exp(multiply(0.5, square(out)))),))
 
 

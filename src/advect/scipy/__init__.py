@@ -1,0 +1,24 @@
+"""Differentiable SciPy namespaces: ``advect.scipy.special``, ``ndimage``, ``linalg``,
+``optimize`` and ``sparse.linalg``.
+
+Each submodule imports SciPy itself (``import advect`` never does) and keeps SciPy's signatures;
+on plain arrays the results are SciPy's, on traced arrays they are differentiable to any order
+and stage into programs that save and load. A ``scipy.*`` function Advect does not cover, called
+on a traced array, raises ``TracingError`` naming that function.
+
+Example:
+    >>> import numpy as np, advect as ad
+    >>> from advect.scipy import special
+    >>> float(ad.grad(lambda x: special.logsumexp(x))(np.zeros(4))[0])
+    0.25
+"""
+
+import importlib
+
+__all__ = ["linalg", "ndimage", "optimize", "sparse", "special"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
