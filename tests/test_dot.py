@@ -78,3 +78,16 @@ def test_graphviz_renders_the_text():
 
 def _loss_scalar(x, w):
     return np.sum(np.sin(x) * w)
+
+
+def test_the_picture_in_the_staging_guide_is_current():
+    # docs/staging.md shows docs/_static/staged_program.svg, rendered from this program's DOT
+    # text; after a change to to_dot or the optimizer, regenerate both (dot -Tsvg)
+    from pathlib import Path
+
+    def energy(x, params):
+        return np.sum(params["w"] * np.tanh(x) ** 2) + 0.5 * np.sum(x**2)
+
+    program = ad.value_and_grad(ad.stage(energy, np.ones(4), {"w": np.ones(4)}))
+    static = Path(__file__).resolve().parents[1] / "docs" / "_static"
+    assert (static / "staged_program.dot").read_text() == program.to_dot()
