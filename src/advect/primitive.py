@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import REGISTRY, Op, Trace, Tracer, bind
+from .core import Op, Trace, bind
 from .dtypes import Aval, aval_of
 from .errors import (
     MissingJVPRuleError,
@@ -55,13 +55,25 @@ from .errors import (
 )
 from .numpy._methods import ArrayTracer
 from .ops._rules import fit, is_linear
+from .primitive_operands import (
+    LINEAR_MAP_SUFFIX,
+    SCALARS,
+    checked_rule,
+    flatten_operand,
+    inexact,
+    is_array,
+    leaf_count,
+    parameters,
+    rebuild_operands,
+    release_name,
+    signature_key,
+    static_value,
+)
 from .providers import provider_of
 from .pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["primitive", "Primitive", "LINEAR_MAP_SUFFIX"]
 
-LINEAR_MAP_SUFFIX = ".linear_map"
-_SCALARS = (bool, int, float, complex)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
@@ -127,7 +139,7 @@ class Primitive:
                             f"{type(function).__name__}")
         self.name = name
         self.function = function
-        self._signature, self._dynamic, self._static, self._nondiff = _parameters(
+        self._signature, self._dynamic, self._static, self._nondiff = parameters(
             name, function, static_argnames, nondiff_argnames)
         params = self._signature.parameters.values()
         self._positional = tuple(p.name for p in params if p.kind in _POSITIONAL)
@@ -138,7 +150,7 @@ class Primitive:
         self._jvp: Callable | None = None
         self._transpose: Callable | None = None
         self._out_trees: dict = {}
-        _release_name(name, function)
+        release_name(name, function)
         self.op = _PrimitiveOp(self, name, abstract=self._abstract_rule, impl=self._impl,
                                jvp=self._jvp_rule, transpose=self._transpose_rule,
                                attrs=("operands", "static"), multiple_results=True)
@@ -167,7 +179,7 @@ class Primitive:
             ... def _(x):
             ...     return x.spec
         """
-        self._abstract = _checked_rule(self.name, "abstract", rule)
+        self._abstract = checked_rule(self.name, "abstract", rule)
         return rule
 
     def def_jvp(self, rule: Callable) -> Callable:
@@ -180,7 +192,7 @@ class Primitive:
             >>> ad.jvp(sine)(np.array([0.0]), tangents=np.array([2.0]))[1]
             array([2.])
         """
-        self._jvp = _checked_rule(self.name, "jvp", rule)
+        self._jvp = checked_rule(self.name, "jvp", rule)
         return rule
 
     def def_transpose(self, rule: Callable) -> Callable:
@@ -194,7 +206,7 @@ class Primitive:
             >>> ad.grad(lambda x: np.sum(sine(x)))(np.array([0.0]))
             array([1.])
         """
-        self._transpose = _checked_rule(self.name, "transpose", rule)
+        self._transpose = checked_rule(self.name, "transpose", rule)
         return rule
 
     # --- calling -------------------------------------------------------------------------------
@@ -234,9 +246,9 @@ class Primitive:
             bound.apply_defaults()
             values = bound.arguments
         leaves: list = []
-        operands = tuple((pname, _flatten_operand(self.name, pname, values[pname], leaves))
+        operands = tuple((pname, flatten_operand(self.name, pname, values[pname], leaves))
                          for pname in self._dynamic)
-        static = tuple((pname, _static_value(self.name, pname, values[pname]))
+        static = tuple((pname, static_value(self.name, pname, values[pname]))
                        for pname in self._static)
         return leaves, operands, static
 
@@ -244,7 +256,7 @@ class Primitive:
         if self._plain and len(leaves) == len(operands) == len(self._positional) and all(
                 code == "*" for _, code in operands):
             return self.function(*leaves)
-        values = dict(zip((p for p, _ in operands), _rebuild_operands(operands, leaves)))
+        values = dict(zip((p for p, _ in operands), rebuild_operands(operands, leaves)))
         values.update(static)
         params = self._signature.parameters
         if len(values) != len(params) or any(p not in values for p in params):
@@ -260,7 +272,7 @@ class Primitive:
     # keyed by the attrs and the input shapes and dtypes; the handle and the JVP and transpose
     # rules read it back.
     def _record_out_tree(self, operands, static, leaves, treedef: TreeDef) -> None:
-        key = _signature_key(operands, static, leaves)
+        key = signature_key(operands, static, leaves)
         known = self._out_trees.setdefault(key, treedef)
         if known != treedef:
             raise ValueError(f"primitive {self.name!r} returned the structure {treedef!r} where "
@@ -269,7 +281,7 @@ class Primitive:
                              "(and its abstract rule must agree with its implementation)")
 
     def _out_tree(self, operands, static, leaves) -> TreeDef:
-        treedef = self._out_trees.get(_signature_key(operands, static, leaves))
+        treedef = self._out_trees.get(signature_key(operands, static, leaves))
         if treedef is None:
             raise TracingError(f"primitive {self.name!r}: its output structure is unknown for "
                                "this call because neither its implementation nor its abstract "
@@ -281,7 +293,7 @@ class Primitive:
         out = self._call_function(operands, static, leaves)
         outs, treedef = tree_flatten(out)
         for k, o in enumerate(outs):
-            if not (_is_array(o) or type(o) in _SCALARS):
+            if not (is_array(o) or type(o) in SCALARS):
                 raise TypeError(f"primitive {self.name!r} returned a {type(o).__name__} as "
                                 f"output leaf {k}; outputs must be arrays or pytrees of arrays")
         self._record_out_tree(operands, static, leaves, treedef)
@@ -291,7 +303,7 @@ class Primitive:
         if self._abstract is None:
             raise self._missing("abstract", "to stage it or to put it on a linear tape")
         array_spec, abstract_value = _staging_classes(self.name)
-        args = _rebuild_operands(operands, [_abstract_leaf(abstract_value, array_spec, a)
+        args = rebuild_operands(operands, [_abstract_leaf(abstract_value, array_spec, a)
                                             for a in avals])
         result = self._abstract(*args, **dict(static))
         specs, treedef = tree_flatten(result, is_leaf=lambda s: isinstance(s, array_spec))
@@ -306,7 +318,7 @@ class Primitive:
 
     def _jvp_rule(self, primals, tangents, out, *, operands, static):
         tangents = self._live_tangents(operands, primals, tangents)
-        if all(t is None for t in tangents) or not any(_inexact(o) for o in out):
+        if all(t is None for t in tangents) or not any(inexact(o) for o in out):
             return (None,) * len(out)  # integer and boolean outputs need no rule
         on_tape = any(is_linear(t) for t in tangents if t is not None)
         if self._transpose is not None and (on_tape or self._jvp is None):
@@ -318,7 +330,7 @@ class Primitive:
             slots = tuple(i for i, t in enumerate(tangents) if t is not None)
             result = bind(self.linear_map, *primals, *out, *(tangents[i] for i in slots),
                           operands=operands, static=static, tangents=slots)
-            return tuple(r if _inexact(o) else None for r, o in zip(result, out))
+            return tuple(r if inexact(o) else None for r, o in zip(result, out))
         if self._jvp is None:
             raise self._missing("jvp", "to differentiate it (or a transpose rule, for reverse "
                                 "mode only)", reverse=on_tape)
@@ -334,7 +346,7 @@ class Primitive:
 
     # --- the linear map of a primitive with a transpose rule ------------------------------------
     def _split_linear(self, args, operands, tangents):
-        n = sum(_leaf_count(code) for _, code in operands)
+        n = sum(leaf_count(code) for _, code in operands)
         n_out = len(args) - n - len(tangents)
         return args[:n], args[n:n + n_out], args[n + n_out:]
 
@@ -370,9 +382,9 @@ class Primitive:
         live = list(tangents)
         i = 0
         for pname, code in operands:
-            n = _leaf_count(code)
+            n = leaf_count(code)
             for k in range(i, i + n):
-                if pname in self._nondiff or not _inexact(primals[k]):
+                if pname in self._nondiff or not inexact(primals[k]):
                     live[k] = None
             i += n
         return live
@@ -396,7 +408,7 @@ class Primitive:
         if any(is_linear(t) for t in tangents if t is not None):
             # by linearity, a tangent that does not depend on the tape's variables is zero
             leaves = [t if is_linear(t) else None for t in leaves]
-        return tuple(None if t is None or not _inexact(o) else fit(t, aval_of(o))
+        return tuple(None if t is None or not inexact(o) else fit(t, aval_of(o))
                      for t, o in zip(leaves, out))
 
     def _run_transpose(self, ct, primals, out, operands, static) -> tuple:
@@ -473,167 +485,6 @@ class _TapeView(ArrayTracer):
 
     def _assign(self, new) -> None:
         self.value = new.value
-
-
-# --- arguments, attrs and structures --------------------------------------------------------------
-
-def _parameters(name, function, static_argnames, nondiff_argnames):
-    try:
-        signature = inspect.signature(function)
-    except (TypeError, ValueError):
-        raise TypeError(f"primitive {name!r}: cannot read the signature of {function!r}; wrap "
-                        "it in a def with named parameters") from None
-    params = signature.parameters
-    for p in params.values():
-        if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise TypeError(f"primitive {name!r}: parameter {p.name!r} is variadic; a "
-                            "primitive's parameters must be named")
-    static = _argnames(name, "static_argnames", static_argnames, params)
-    nondiff = _argnames(name, "nondiff_argnames", nondiff_argnames, params)
-    both = static & nondiff
-    if both:
-        raise ValueError(f"primitive {name!r}: {sorted(both)} are named in both static_argnames "
-                         "and nondiff_argnames; a static argument has no tangent anyway")
-    dynamic = tuple(p for p in params if p not in static)
-    return signature, dynamic, tuple(p for p in params if p in static), frozenset(nondiff)
-
-
-def _argnames(name, what, names, params) -> frozenset:
-    names = (names,) if isinstance(names, str) else tuple(names)
-    for n in names:
-        if n not in params:
-            raise ValueError(f"primitive {name!r}: {what} names {n!r}, which is not a parameter "
-                             f"of the function (its parameters: {', '.join(params) or 'none'})")
-    return frozenset(names)
-
-
-def _checked_rule(name: str, rule: str, fn) -> Callable:
-    if not callable(fn):
-        raise TypeError(f"primitive {name!r}: def_{rule} expects a function, got "
-                        f"{type(fn).__name__}")
-    return fn
-
-
-def _release_name(name: str, function) -> None:
-    """Refuse a taken name, except for a re-run of the same definition, which replaces it."""
-    taken = []
-    for n in (name, name + LINEAR_MAP_SUFFIX):
-        existing = REGISTRY.get(n)
-        if existing is None:
-            continue
-        handle = getattr(existing, "handle", None)
-        if handle is None:
-            raise ValueError(f"primitive {name!r}: {n!r} is the name of a built-in operation; "
-                             "choose another name")
-        if not _same_definition(handle.function, function):
-            raise ValueError(f"primitive {name!r}: the name {n!r} is taken by the primitive "
-                             f"{handle.name!r} defined by {_qualified(handle.function)}; "
-                             "choose another name")
-        taken.append(n)
-    for n in taken:
-        del REGISTRY[n]
-
-
-def _qualified(function) -> str:
-    return (f"{getattr(function, '__module__', '?')}."
-            f"{getattr(function, '__qualname__', type(function).__name__)}")
-
-
-def _same_definition(a, b) -> bool:
-    return (getattr(a, "__qualname__", None) is not None
-            and _qualified(a) == _qualified(b))
-
-
-def _is_array(x) -> bool:
-    return isinstance(x, Tracer | np.ndarray | np.generic) or (
-        hasattr(x, "shape") and hasattr(x, "dtype"))
-
-
-def _inexact(x) -> bool:
-    return aval_of(x).dtype.kind in "fc"
-
-
-def _flatten_operand(name: str, pname: str, value, leaves: list):
-    """Append ``value``'s leaves to ``leaves``; return its JSON-friendly structure code."""
-    if _is_array(value) or type(value) in _SCALARS:
-        leaves.append(value)
-        return "*"
-    flat, treedef = tree_flatten(value)
-    for leaf in flat:
-        if not (_is_array(leaf) or isinstance(leaf, _SCALARS)):
-            raise TypeError(f"primitive {name!r}: argument {pname!r} holds a "
-                            f"{type(leaf).__name__}, not an array or a number; name it in "
-                            "static_argnames if it is a setting")
-    leaves.extend(flat)
-    return _tree_code(name, pname, treedef)
-
-
-def _tree_code(name: str, pname: str, treedef: TreeDef):
-    """``"*"`` for a leaf, ``None`` for None, ``("tuple"|"list", children)``,
-    ``("dict", keys, children)``: a structure saved programs can store."""
-    kind = treedef.kind
-    if kind is None:
-        return "*"
-    if kind is type(None):
-        return None
-    children = tuple(_tree_code(name, pname, c) for c in treedef.children)
-    if kind is tuple or kind is list:
-        return (kind.__name__, children)
-    if kind is dict and all(isinstance(k, str) for k in treedef.aux):
-        return ("dict", tuple(treedef.aux), children)
-    raise TypeError(f"primitive {name!r}: argument {pname!r} is a pytree with a "
-                    f"{kind.__name__} node; primitive operands may nest only tuples, lists, "
-                    "dicts with string keys and None, so that saved programs can rebuild them")
-
-
-def _leaf_count(code) -> int:
-    if code == "*":
-        return 1
-    if code is None:
-        return 0
-    return sum(_leaf_count(c) for c in code[-1])
-
-
-def _rebuild(code, leaves):
-    if code == "*":
-        return next(leaves)
-    if code is None:
-        return None
-    if code[0] == "dict":
-        return {k: _rebuild(c, leaves) for k, c in zip(code[1], code[2])}
-    items = [_rebuild(c, leaves) for c in code[1]]
-    return tuple(items) if code[0] == "tuple" else items
-
-
-def _rebuild_operands(operands, leaves) -> list:
-    it = iter(leaves)
-    return [_rebuild(code, it) for _, code in operands]
-
-
-def _static_value(name: str, pname: str, value):
-    if value is None or type(value) in (bool, int, float, str):
-        return value
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
-        return value.item()
-    if isinstance(value, tuple | list):
-        return tuple(_static_value(name, pname, v) for v in value)
-    raise TypeError(f"primitive {name!r}: static argument {pname!r} is a "
-                    f"{type(value).__name__}; static arguments become attributes of saved "
-                    "programs, so they must be None, bools, ints, floats, strings or "
-                    "tuples/lists of them (pass arrays as dynamic arguments)")
-
-
-def _frozen(x):
-    return tuple(_frozen(v) for v in x) if isinstance(x, tuple | list) else x
-
-
-def _signature_key(operands, static, leaves) -> tuple:
-    key = (operands, static, tuple((a.shape, a.dtype) for a in map(aval_of, leaves)))
-    try:
-        hash(key)
-    except TypeError:  # attrs read back from JSON hold lists
-        key = (_frozen(operands), _frozen(static), key[2])
-    return key
 
 
 # --- staging classes, imported lazily (staging imports this package) ----------------------------

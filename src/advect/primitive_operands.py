@@ -1,0 +1,177 @@
+"""A custom primitive's arguments: which are static, how pytree operands flatten into the
+op's leaves and a JSON-friendly structure code (so saved programs can rebuild them), and the
+registry names primitives take."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import numpy as np
+
+from .core import REGISTRY, Tracer
+from .dtypes import aval_of
+from .pytree import TreeDef, tree_flatten
+
+LINEAR_MAP_SUFFIX = ".linear_map"
+SCALARS = (bool, int, float, complex)
+RESERVED_PREFIX = "advect."
+
+
+def parameters(name, function, static_argnames, nondiff_argnames):
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        raise TypeError(f"primitive {name!r}: cannot read the signature of {function!r}; wrap "
+                        "it in a def with named parameters") from None
+    params = signature.parameters
+    for p in params.values():
+        if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise TypeError(f"primitive {name!r}: parameter {p.name!r} is variadic; a "
+                            "primitive's parameters must be named")
+    static = _argnames(name, "static_argnames", static_argnames, params)
+    nondiff = _argnames(name, "nondiff_argnames", nondiff_argnames, params)
+    both = static & nondiff
+    if both:
+        raise ValueError(f"primitive {name!r}: {sorted(both)} are named in both static_argnames "
+                         "and nondiff_argnames; a static argument has no tangent anyway")
+    dynamic = tuple(p for p in params if p not in static)
+    return signature, dynamic, tuple(p for p in params if p in static), frozenset(nondiff)
+
+
+def _argnames(name, what, names, params) -> frozenset:
+    names = (names,) if isinstance(names, str) else tuple(names)
+    for n in names:
+        if n not in params:
+            raise ValueError(f"primitive {name!r}: {what} names {n!r}, which is not a parameter "
+                             f"of the function (its parameters: {', '.join(params) or 'none'})")
+    return frozenset(names)
+
+
+def checked_rule(name: str, rule: str, fn) -> Callable:
+    if not callable(fn):
+        raise TypeError(f"primitive {name!r}: def_{rule} expects a function, got "
+                        f"{type(fn).__name__}")
+    return fn
+
+
+def release_name(name: str, function) -> None:
+    """Refuse a taken name, except for a re-run of the same definition, which replaces it."""
+    taken = []
+    for n in (name, name + LINEAR_MAP_SUFFIX):
+        existing = REGISTRY.get(n)
+        if existing is None:
+            continue
+        handle = getattr(existing, "handle", None)
+        if handle is None:
+            raise ValueError(f"primitive {name!r}: {n!r} is the name of a built-in operation; "
+                             "choose another name")
+        if not _same_definition(handle.function, function):
+            raise ValueError(f"primitive {name!r}: the name {n!r} is taken by the primitive "
+                             f"{handle.name!r} defined by {_qualified(handle.function)}; "
+                             "choose another name")
+        taken.append(n)
+    for n in taken:
+        del REGISTRY[n]
+
+
+def _qualified(function) -> str:
+    return (f"{getattr(function, '__module__', '?')}."
+            f"{getattr(function, '__qualname__', type(function).__name__)}")
+
+
+def _same_definition(a, b) -> bool:
+    return (getattr(a, "__qualname__", None) is not None
+            and _qualified(a) == _qualified(b))
+
+
+def is_array(x) -> bool:
+    return isinstance(x, Tracer | np.ndarray | np.generic) or (
+        hasattr(x, "shape") and hasattr(x, "dtype"))
+
+
+def inexact(x) -> bool:
+    return aval_of(x).dtype.kind in "fc"
+
+
+def flatten_operand(name: str, pname: str, value, leaves: list):
+    """Append ``value``'s leaves to ``leaves``; return its JSON-friendly structure code."""
+    if is_array(value) or type(value) in SCALARS:
+        leaves.append(value)
+        return "*"
+    flat, treedef = tree_flatten(value)
+    for leaf in flat:
+        if not (is_array(leaf) or isinstance(leaf, SCALARS)):
+            raise TypeError(f"primitive {name!r}: argument {pname!r} holds a "
+                            f"{type(leaf).__name__}, not an array or a number; name it in "
+                            "static_argnames if it is a setting")
+    leaves.extend(flat)
+    return _tree_code(name, pname, treedef)
+
+
+def _tree_code(name: str, pname: str, treedef: TreeDef):
+    """``"*"`` for a leaf, ``None`` for None, ``("tuple"|"list", children)``,
+    ``("dict", keys, children)``: a structure saved programs can store."""
+    kind = treedef.kind
+    if kind is None:
+        return "*"
+    if kind is type(None):
+        return None
+    children = tuple(_tree_code(name, pname, c) for c in treedef.children)
+    if kind is tuple or kind is list:
+        return (kind.__name__, children)
+    if kind is dict and all(isinstance(k, str) for k in treedef.aux):
+        return ("dict", tuple(treedef.aux), children)
+    raise TypeError(f"primitive {name!r}: argument {pname!r} is a pytree with a "
+                    f"{kind.__name__} node; primitive operands may nest only tuples, lists, "
+                    "dicts with string keys and None, so that saved programs can rebuild them")
+
+
+def leaf_count(code) -> int:
+    if code == "*":
+        return 1
+    if code is None:
+        return 0
+    return sum(leaf_count(c) for c in code[-1])
+
+
+def _rebuild(code, leaves):
+    if code == "*":
+        return next(leaves)
+    if code is None:
+        return None
+    if code[0] == "dict":
+        return {k: _rebuild(c, leaves) for k, c in zip(code[1], code[2])}
+    items = [_rebuild(c, leaves) for c in code[1]]
+    return tuple(items) if code[0] == "tuple" else items
+
+
+def rebuild_operands(operands, leaves) -> list:
+    it = iter(leaves)
+    return [_rebuild(code, it) for _, code in operands]
+
+
+def static_value(name: str, pname: str, value):
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return value.item()
+    if isinstance(value, tuple | list):
+        return tuple(static_value(name, pname, v) for v in value)
+    raise TypeError(f"primitive {name!r}: static argument {pname!r} is a "
+                    f"{type(value).__name__}; static arguments become attributes of saved "
+                    "programs, so they must be None, bools, ints, floats, strings or "
+                    "tuples/lists of them (pass arrays as dynamic arguments)")
+
+
+def _frozen(x):
+    return tuple(_frozen(v) for v in x) if isinstance(x, tuple | list) else x
+
+
+def signature_key(operands, static, leaves) -> tuple:
+    key = (operands, static, tuple((a.shape, a.dtype) for a in map(aval_of, leaves)))
+    try:
+        hash(key)
+    except TypeError:  # attrs read back from JSON hold lists
+        key = (_frozen(operands), _frozen(static), key[2])
+    return key
