@@ -124,10 +124,10 @@ def test_api_misuse_uses_python_errors():
 
 @pytest.mark.parametrize("use", [
     lambda x: ad.stop_gradient(x) * x, lambda x: x * float(x[0]),
-    lambda x: x if bool(x[0] > 0) else -x, lambda x: x * len(x[0].tolist()),
-], ids=["stop_gradient", "float", "bool", "tolist"])
+    lambda x: x if bool(x[0] > 0) else -x, lambda x: x * int(x[0]),
+], ids=["stop_gradient", "float", "bool", "int"])
 def test_reading_values_while_staging_raises_tracing_error_naming_the_call(use):
-    with pytest.raises(ad.TracingError, match=r"stop_gradient|float\(\)|bool\(\)|tolist"):
+    with pytest.raises(ad.TracingError, match=r"stop_gradient|float\(\)|bool\(\)|int\(\)"):
         ad.stage(use, X)
 
 

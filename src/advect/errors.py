@@ -33,7 +33,7 @@ class AdvectError(Exception):
     """Base class of every error Advect raises on purpose."""
 
 
-class TracingError(AdvectError):
+class TracingError(AdvectError, TypeError):
     """An unsupported call on a traced value, a tracer turned into a plain array, or
     data-dependent control flow while staging."""
 
