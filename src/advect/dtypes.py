@@ -87,6 +87,10 @@ def aval_of(x) -> Aval:
     if aval is not None:
         return aval
     if isinstance(x, np.ndarray | np.generic):
+        if isinstance(x, np.ndarray):
+            from .providers import refuse_subclass
+
+            refuse_subclass(x)  # a masked array or np.matrix: its meaning would be dropped
         return Aval(x.shape, x.dtype)
     return _foreign_aval(x)
 

@@ -11,7 +11,8 @@ import functools
 import numpy as np
 
 __all__ = ["namespace_of", "provider_of", "on_provider_of", "numpy_dtype", "is_array",
-           "provider_name", "default_device", "device_of", "same_device", "to_numpy"]
+           "provider_name", "default_device", "device_of", "same_device", "to_numpy",
+           "refuse_subclass"]
 
 _NAMESPACES: dict[type, object] = {np.ndarray: np}
 _SCALARS = (bool, int, float, complex, np.generic)
@@ -152,6 +153,7 @@ _COMPAT = frozenset({"torch", "cupy"})
 def _foreign_namespace(x) -> object:
     t = type(x)
     if isinstance(x, np.ndarray):
+        refuse_subclass(x)
         return np
     root = t.__module__.split(".")[0]
     if root in _COMPAT:
@@ -164,6 +166,42 @@ def _foreign_namespace(x) -> object:
         return np
     _NAMESPACES[t] = xp
     return xp
+
+
+# ndarray subclasses that only change where the data lives, not what operations mean
+_PLAIN_SUBCLASSES = (np.memmap,)
+
+
+def refuse_subclass(x, where: str = "") -> None:
+    """Raise ``TypeError`` for an ndarray subclass whose meaning Advect would silently drop
+    (a masked array's mask, ``np.matrix``'s products and 2-d reductions); NumPy's ``memmap``
+    passes. ``where`` names the argument.
+
+    Example:
+        >>> refuse_subclass(np.ones(2))  # a plain array passes
+        >>> refuse_subclass(np.matrix([[1.0]]))
+        Traceback (most recent call last):
+        ...
+        TypeError: np.matrix is not supported: ...
+    """
+    if type(x) is np.ndarray or not isinstance(x, np.ndarray) or isinstance(x, _PLAIN_SUBCLASSES):
+        return
+    where = f"{where}: " if where else ""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            f"{where}np.ma.MaskedArray is not supported: Advect computes with plain arrays and "
+            "would silently ignore the mask. Pass m.filled(value) (masked entries replaced) or "
+            "m.data / np.asarray(m) (the mask dropped), and apply the mask inside the function "
+            "with np.where(mask, x, value)")
+    if isinstance(x, np.matrix):
+        raise TypeError(
+            f"{where}np.matrix is not supported: Advect follows ndarray semantics (* is "
+            "element-wise, reductions drop axes), not np.matrix's; pass np.asarray(m) and use "
+            "@ for matrix products")
+    raise TypeError(
+        f"{where}the ndarray subclass {type(x).__module__}.{type(x).__qualname__} is not "
+        "supported: Advect computes with plain arrays and would silently drop what the "
+        "subclass changes; pass np.asarray(x)")
 
 
 def is_array(x) -> bool:
@@ -224,6 +262,7 @@ def device_of(x) -> object:
 def to_numpy(x) -> np.ndarray:
     """A NumPy copy of a provider's array, moved to the provider's default device first when
     its own device cannot export to NumPy (array-api-strict's extra devices, say)."""
+    refuse_subclass(x)  # np.array would drop a mask or a matrix's meaning
     try:
         return np.array(x, copy=True)
     except (TypeError, ValueError, RuntimeError):

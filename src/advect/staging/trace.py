@@ -208,9 +208,10 @@ def stage_trace_of(values) -> StageTrace | None:
 
 
 # --- ambient randomness ------------------------------------------------------------------------
-# numpy.random's functions are wrapped while any thread stages; a wrapper raises only in a
-# thread that is staging and calls through otherwise, so other threads keep working. The
-# originals are put back when the last staging ends, also when it fails.
+# numpy.random's functions and classes (Generator, RandomState, the bit generators, SeedSequence)
+# are wrapped while any thread stages; a wrapper raises only in a thread that is staging and
+# calls through otherwise, so other threads keep working. The originals are put back when the
+# last staging ends, also when it fails.
 
 _patch_lock = threading.Lock()
 _patch_depth = 0
@@ -218,22 +219,58 @@ _originals: dict[str, Callable] = {}
 _local = threading.local()
 
 
+def _refuse_if_staging(name: str) -> None:
+    if getattr(_local, "depth", 0):
+        raise AmbientRandomnessError(
+            f"numpy.random.{name}() was called while staging: its numbers would be frozen "
+            "into the program and repeat on every call. Draw them outside and pass them in "
+            "as an input (ArraySpec), or use a dynamic transform")
+
+
 def _guard(name: str, original: Callable) -> Callable:
+    if isinstance(original, type):
+        return _GuardedClass(name, original)
+
     @functools.wraps(original)
     def guarded(*args, **kwargs):
-        if getattr(_local, "depth", 0):
-            raise AmbientRandomnessError(
-                f"numpy.random.{name}() was called while staging: its numbers would be frozen "
-                "into the program and repeat on every call. Draw them outside and pass them in "
-                "as an input (ArraySpec), or use a dynamic transform")
+        _refuse_if_staging(name)
         return original(*args, **kwargs)
     return guarded
 
 
+class _GuardedClass:
+    """Stands in for a numpy.random class while staging: constructing one raises in a staging
+    thread; ``isinstance``, ``issubclass``, subclassing and attributes reach the class itself."""
+
+    def __init__(self, name: str, cls: type):
+        self._name, self._cls = name, cls
+        functools.update_wrapper(self, cls, updated=())
+
+    def __call__(self, *args, **kwargs):
+        _refuse_if_staging(self._name)
+        return self._cls(*args, **kwargs)
+
+    def __instancecheck__(self, obj) -> bool:
+        return isinstance(obj, self._cls)
+
+    def __subclasscheck__(self, cls) -> bool:
+        return issubclass(cls, self._cls)
+
+    def __mro_entries__(self, bases) -> tuple[type]:
+        return (self._cls,)
+
+    def __getattr__(self, name: str):
+        return getattr(self._cls, name)
+
+    def __repr__(self) -> str:
+        return repr(self._cls)
+
+
 def _random_functions() -> Iterator[tuple[str, Callable]]:
+    """numpy.random's public functions and classes (all of its classes make random numbers)."""
     for name in np.random.__all__:
         value = getattr(np.random, name, None)
-        if callable(value) and not isinstance(value, type):
+        if callable(value):
             yield name, value
 
 
@@ -258,6 +295,9 @@ def no_ambient_randomness() -> Iterator[None]:
                 for name, value in _originals.items():
                     setattr(np.random, name, value)
                 _originals.clear()
+
+
+_GENERATOR_KINDS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
 
 def _state(obj):
@@ -287,7 +327,7 @@ def _set_state(obj, state) -> None:
 def _generators_of(function) -> list[tuple[str, object]]:
     """Random generators the function names directly: closure cells and globals it reads.
     (NumPy's global RandomState is not watched: other threads may draw from it meanwhile.)"""
-    kinds = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+    kinds = _GENERATOR_KINDS
     found: list[tuple[str, object]] = []
     code = getattr(function, "__code__", None)
     if code is None:
