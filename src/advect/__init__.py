@@ -49,7 +49,7 @@ from .errors import (  # every named error is re-exported
     UnsupportedDtypeError,
 )
 from .numpy import array, asarray
-from .primitive import primitive
+from .primitive import PrimitiveResult, primitive
 from .staging import (
     AbstractValue,
     ArraySpec,
@@ -74,7 +74,7 @@ __all__ = [
     "checkpoint", "implicit_root", "support_catalog", "debug", "transform_state",
     "transform_states",
     "stage", "vjp_program", "StagedProgram", "ArraySpec", "StaticSpec", "AbstractValue",
-    "OptimizationReport", "primitive",
+    "OptimizationReport", "primitive", "PrimitiveResult",
 ]
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Op, Trace, bind
+from .core import Op, Trace, Tracer, bind
 from .dtypes import Aval, aval_of
 from .errors import (
     MissingJVPRuleError,
@@ -57,8 +57,10 @@ from .numpy._methods import ArrayTracer
 from .ops._rules import fit, is_linear
 from .primitive_operands import (
     LINEAR_MAP_SUFFIX,
+    RESERVED_PREFIX,
     SCALARS,
     checked_rule,
+    default_name,
     flatten_operand,
     inexact,
     is_array,
@@ -68,20 +70,24 @@ from .primitive_operands import (
     release_name,
     signature_key,
     static_value,
+    transpose_keywords,
 )
+from .primitive_residual import PrimitiveResult, Residual, frame_stack
 from .providers import provider_of
 from .pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["primitive", "Primitive", "LINEAR_MAP_SUFFIX"]
+__all__ = ["primitive", "Primitive", "PrimitiveResult", "LINEAR_MAP_SUFFIX"]
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-def primitive(function: Callable | None = None, /, *, name: str,
+def primitive(function: Callable | None = None, /, *, name: str | None = None,
               static_argnames: str | Iterable[str] = (),
-              nondiff_argnames: str | Iterable[str] = ()
+              nondiff_argnames: str | Iterable[str] = (), residual: bool = False
               ) -> Primitive | Callable[[Callable], Primitive]:
-    """Make ``function`` a custom operation named ``name`` (decorator or direct call).
+    """Make ``function`` a custom operation named ``name`` (decorator, bare decorator or direct
+    call). The name defaults to ``f"{module}.{qualname}"`` of ``function``; names starting with
+    ``advect.`` are reserved.
 
     Arguments named in ``static_argnames`` become attributes of the operation (they must be
     ``None``, bools, ints, floats, strings or tuples/lists of them, so saved programs can hold
@@ -91,6 +97,13 @@ def primitive(function: Callable | None = None, /, *, name: str,
 
     The name must be new, except that running the same definition again (the same module and
     qualified name: a reloaded module, a re-run notebook cell) replaces the earlier primitive.
+
+    With ``residual=True`` the function returns ``PrimitiveResult(output, residual, release)``:
+    the residual (any Python object, such as a factorization) is handed to the transpose rule
+    as its ``residual=`` keyword and is never saved or returned; ``release()`` runs exactly once,
+    when nothing can need the residual any more (the pullback applied or closed, the linear map
+    closed, the transform failed, or at once for a plain call). A staged program runs such a
+    primitive forward; staged derivatives that would have to save the residual are refused.
 
     Raises:
         ValueError: the name is taken by a built-in op or another primitive, or the argnames
@@ -108,9 +121,9 @@ def primitive(function: Callable | None = None, /, *, name: str,
     """
     if function is None:
         return lambda f: Primitive(f, name=name, static_argnames=static_argnames,
-                                   nondiff_argnames=nondiff_argnames)
+                                   nondiff_argnames=nondiff_argnames, residual=residual)
     return Primitive(function, name=name, static_argnames=static_argnames,
-                     nondiff_argnames=nondiff_argnames)
+                     nondiff_argnames=nondiff_argnames, residual=residual)
 
 
 class _PrimitiveOp(Op):
@@ -130,13 +143,21 @@ class Primitive:
     a primitive with a transpose rule.
     """
 
-    def __init__(self, function: Callable, *, name: str, static_argnames=(),
-                 nondiff_argnames=()):
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"primitive: name must be a non-empty string, got {name!r}")
+    def __init__(self, function: Callable, *, name: str | None = None, static_argnames=(),
+                 nondiff_argnames=(), residual: bool = False):
         if not callable(function):
             raise TypeError(f"primitive {name!r}: expected a function, got "
                             f"{type(function).__name__}")
+        if name is None:
+            name = default_name(function)
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"primitive: name must be a non-empty string, got {name!r}")
+        if name.startswith(RESERVED_PREFIX):
+            raise ValueError(f"primitive {name!r}: names starting with {RESERVED_PREFIX!r} are "
+                             "reserved for Advect's own operations; pass name= with another "
+                             "prefix (such as your package's name)")
+        self._residual = bool(residual)
+        self._transpose_kwargs: frozenset = frozenset()
         self.name = name
         self.function = function
         self._signature, self._dynamic, self._static, self._nondiff = parameters(
@@ -207,12 +228,25 @@ class Primitive:
             array([1.])
         """
         self._transpose = checked_rule(self.name, "transpose", rule)
+        self._transpose_kwargs = transpose_keywords(self.name, rule, self._residual)
         return rule
 
     # --- calling -------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, operands, static = self._operands(args, kwargs)
-        outs = bind(self.op, *leaves, operands=operands, static=static)
+        if not self._residual:
+            outs = bind(self.op, *leaves, operands=operands, static=static)
+            return tree_unflatten(self._out_tree(operands, static, leaves), outs)
+        frame: list = [None]
+        stack = frame_stack()
+        stack.append(frame)
+        try:
+            outs = bind(self.op, *leaves, operands=operands, static=static)
+        finally:
+            stack.pop()
+            holder = frame[0]
+            if holder is not None and not holder.taped:
+                holder.close()  # no tape holds it: nothing can need it any more
         return tree_unflatten(self._out_tree(operands, static, leaves), outs)
 
     def abstract_eval(self, *args: Any, **kwargs: Any) -> Any:
@@ -291,13 +325,66 @@ class Primitive:
     # --- the registered op's rules ---------------------------------------------------------------
     def _impl(self, xp, *leaves, operands, static):
         out = self._call_function(operands, static, leaves)
+        if self._residual:
+            out = self._take_residual(out)
+        elif isinstance(out, PrimitiveResult):
+            raise TypeError(f"primitive {self.name!r} returned a PrimitiveResult; declare it "
+                            "with residual=True to pass a residual to its transpose rule")
         outs, treedef = tree_flatten(out)
         for k, o in enumerate(outs):
+            if isinstance(o, Tracer):
+                raise TracingError(
+                    f"primitive {self.name!r}: its implementation returned a traced value "
+                    f"(output leaf {k}): it uses a traced array it captured by closure or from "
+                    "a global. Pass every array the implementation uses as an argument")
             if not (is_array(o) or type(o) in SCALARS):
                 raise TypeError(f"primitive {self.name!r} returned a {type(o).__name__} as "
                                 f"output leaf {k}; outputs must be arrays or pytrees of arrays")
         self._record_out_tree(operands, static, leaves, treedef)
         return tuple(outs)
+
+    def _take_residual(self, out):
+        """Unpack a PrimitiveResult: keep its residual for this call's rules (in the caller's
+        frame), or release it at once when no transform is running (a plain or staged call)."""
+        if not isinstance(out, PrimitiveResult):
+            raise TypeError(f"primitive {self.name!r} is declared with residual=True, so its "
+                            "function must return ad.PrimitiveResult(output, residual, "
+                            f"release), got a {type(out).__name__}")
+        holder = Residual(out.residual, out.release)
+        stack = frame_stack()
+        if stack and stack[-1][0] is None:
+            stack[-1][0] = holder
+        else:
+            holder.close()
+        return out.output
+
+    def _tape_residual(self) -> dict:
+        """The ``residual`` attr for a linear-map equation on the tape."""
+        if not self._residual:
+            return {}
+        stack = frame_stack()
+        holder = stack[-1][0] if stack else None
+        if holder is None:
+            raise TracingError(
+                f"primitive {self.name!r} has residual=True, and this derivative would need its "
+                "residual after the call: a staged derivative would have to save it (residuals "
+                "are never saved). Differentiate it with a dynamic transform (ad.grad, ad.vjp), "
+                "or give the primitive a JVP rule so reverse mode can transpose that instead")
+        holder.taped = True
+        return {"residual": holder}
+
+    def check_replay(self, outs, avals) -> None:
+        """Check a staged replay's implementation outputs against the abstract rule's avals."""
+        if len(outs) != len(avals):
+            raise ValueError(f"primitive {self.name!r} returned {len(outs)} output leaves where "
+                             f"its abstract rule declared {len(avals)}")
+        for k, (o, aval) in enumerate(zip(outs, avals)):
+            got = aval_of(o)
+            if tuple(got.shape) != aval.shape or got.dtype != aval.dtype:
+                raise ValueError(f"primitive {self.name!r} returned {got.dtype}"
+                                 f"{list(got.shape)} as output leaf {k} where its abstract rule "
+                                 f"declared {aval.dtype}{list(aval.shape)}; the abstract rule "
+                                 "must describe what the implementation returns")
 
     def _abstract_rule(self, *avals, operands, static):
         if self._abstract is None:
@@ -329,7 +416,8 @@ class Primitive:
                                  op=self.name)
             slots = tuple(i for i, t in enumerate(tangents) if t is not None)
             result = bind(self.linear_map, *primals, *out, *(tangents[i] for i in slots),
-                          operands=operands, static=static, tangents=slots)
+                          operands=operands, static=static, tangents=slots,
+                          **self._tape_residual())
             return tuple(r if inexact(o) else None for r, o in zip(result, out))
         if self._jvp is None:
             raise self._missing("jvp", "to differentiate it (or a transpose rule, for reverse "
@@ -341,7 +429,8 @@ class Primitive:
         if self._transpose is None:
             raise self._missing("transpose", "because a JVP rule applied it to tangents, which "
                                 "puts it on the linear tape of reverse mode", reverse=True)
-        cts = self._run_transpose(ct, args, None, operands, static)
+        active = tuple(i for i, a in enumerate(args) if is_linear(a))
+        cts = self._run_transpose(ct, args, None, operands, static, active)
         return tuple(c if is_linear(a) else None for a, c in zip(args, cts))
 
     # --- the linear map of a primitive with a transpose rule ------------------------------------
@@ -350,11 +439,11 @@ class Primitive:
         n_out = len(args) - n - len(tangents)
         return args[:n], args[n:n + n_out], args[n + n_out:]
 
-    def _linear_abstract(self, *avals, operands, static, tangents):
+    def _linear_abstract(self, *avals, operands, static, tangents, residual=None):
         _, out_avals, _ = self._split_linear(avals, operands, tangents)
         return tuple(out_avals)
 
-    def _linear_impl(self, xp, *args, operands, static, tangents):
+    def _linear_impl(self, xp, *args, operands, static, tangents, residual=None):
         # applying the linear map forward (LinearMap, forward-mode jacobian) is the JVP
         if self._jvp is None:
             raise NoJVPError(f"primitive {self.name!r} has only a transpose rule, so its "
@@ -371,9 +460,10 @@ class Primitive:
         raise NoJVPError(f"the linear map of primitive {self.name!r} has no JVP rule",
                          op=self.name)
 
-    def _linear_transpose(self, ct, *args, operands, static, tangents):
+    def _linear_transpose(self, ct, *args, operands, static, tangents, residual=None):
         primals, out, _ = self._split_linear(args, operands, tangents)
-        cts = self._run_transpose(ct, primals, out, operands, static)
+        cts = self._run_transpose(ct, primals, out, operands, static, tuple(tangents),
+                                  residual)
         return (None,) * (len(primals) + len(out)) + tuple(cts[i] for i in tangents)
 
     # --- running the user's rules -----------------------------------------------------------------
@@ -411,11 +501,19 @@ class Primitive:
         return tuple(None if t is None or not inexact(o) else fit(t, aval_of(o))
                      for t, o in zip(leaves, out))
 
-    def _run_transpose(self, ct, primals, out, operands, static) -> tuple:
+    def _run_transpose(self, ct, primals, out, operands, static, active: tuple,
+                       residual: Residual | None = None) -> tuple:
         treedef = self._out_tree(operands, static, primals)
         cotangent = tree_unflatten(treedef, ct)
         output = None if out is None else tree_unflatten(treedef, out)
-        result = self._transpose(cotangent, tuple(primals), output, **dict(static))
+        extra = {}
+        if "active_input_indices" in self._transpose_kwargs:
+            extra["active_input_indices"] = active
+        if self._residual:
+            if residual is None:
+                raise self._missing_residual()
+            extra["residual"] = residual.value
+        result = self._transpose(cotangent, tuple(primals), output, **dict(static), **extra)
         if not isinstance(result, tuple | list) or len(result) != len(primals):
             got = (f"{len(result)} entries" if isinstance(result, tuple | list)
                    else f"a {type(result).__name__}")
@@ -424,6 +522,12 @@ class Primitive:
                              f"its {len(primals)} dynamic leaves")
         live = self._live_tangents(operands, primals, result)
         return tuple(live)
+
+    def _missing_residual(self) -> TracingError:
+        return TracingError(f"primitive {self.name!r} has residual=True, but its transpose rule "
+                            "was reached without the residual of a dynamic call (a primitive "
+                            "applied to tangents inside a JVP rule has none); give it a JVP "
+                            "rule instead")
 
     def _missing(self, rule: str, why: str, reverse: bool | None = None
                  ) -> MissingPrimitiveRuleError:

@@ -48,6 +48,27 @@ def _argnames(name, what, names, params) -> frozenset:
     return frozenset(names)
 
 
+def default_name(function) -> str:
+    """A primitive's name when none is given: ``f"{module}.{qualname}"``."""
+    return _qualified(function)
+
+
+def transpose_keywords(name: str, rule, residual: bool) -> frozenset:
+    """The keyword-only parameters a transpose rule takes among ``active_input_indices`` and
+    ``residual`` (required for a residual primitive)."""
+    try:
+        params = inspect.signature(rule).parameters
+    except (TypeError, ValueError):
+        params = {}
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    names = frozenset(n for n in ("active_input_indices", "residual") if n in params or takes_all)
+    if residual and "residual" not in names:
+        raise TypeError(f"primitive {name!r} has residual=True, so its transpose rule must take "
+                        "a keyword-only residual parameter: def transpose(ct, primals, output, *, "
+                        "residual)")
+    return names
+
+
 def checked_rule(name: str, rule: str, fn) -> Callable:
     if not callable(fn):
         raise TypeError(f"primitive {name!r}: def_{rule} expects a function, got "

@@ -99,7 +99,8 @@ class Plan:
             dead += tuple(s for s in outs if s not in last_use)  # results nobody reads
             donor = self._donor(graph, node, args, outs, fresh, free_at, k)
             donations += donor is not None
-            steps.append(_step(node, self.xp, args, outs, dead, donor))
+            steps.append(_step(node, self.xp, args, outs, dead, donor,
+                               [graph.avals[v] for v in node.outputs]))
         return tuple(steps), donations
 
     def _aliases(self, graph, node_args, slot):
@@ -143,7 +144,7 @@ class Plan:
         return outs
 
 
-def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor) -> Callable:
+def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor, avals: list) -> Callable:
     """One step as a closure; variants by arity so the common cases index directly."""
     op = node.op
     if donor is not None:
@@ -152,6 +153,9 @@ def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor) -> Callable:
     ufunc = donation_ufunc(op, len(args), node.attrs) if xp is np else None
     # an elementwise op's NumPy implementation is its ufunc: call it without the wrapper
     fn = ufunc if ufunc is not None else functools.partial(op.impl, xp, **node.attrs)
+    handle = getattr(op, "handle", None)
+    if handle is not None:  # a custom primitive: its outputs must be what its rule declared
+        fn = _checked(fn, handle, avals)
     out = outs if op.multiple_results else outs[0]
     if op.multiple_results:
         def step(env):
@@ -185,6 +189,14 @@ def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor) -> Callable:
         for s in dead:
             env[s] = None
     return step
+
+
+def _checked(fn, handle, avals):
+    def call(*arrays):
+        outs = fn(*arrays)
+        handle.check_replay(outs, avals)
+        return outs
+    return call
 
 
 def _donating_step(ufunc, args, out, donor, dead):
