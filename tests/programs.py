@@ -93,13 +93,14 @@ class Program:
         exec(compile(self.source, "<program>", "exec"), env)
         return env["body"], env["f"]
 
-    def inputs(self, dtype=np.float64) -> list:
-        """The sample point: uniform in [-1.2, 1.2]; Python floats where ``python_float``."""
+    def inputs(self, dtype=np.float64, python_floats: bool = True) -> list:
+        """The sample point: uniform in [-1.2, 1.2]; Python floats where ``python_float`` (with
+        ``python_floats``, else 0-d arrays of ``dtype``)."""
         rng = np.random.default_rng(self.seed)
         out = []
         for shape, scalar in zip(self.shapes, self.python_float):
             x = rng.uniform(-1.2, 1.2, shape)
-            out.append(float(x) if scalar else x.astype(dtype))
+            out.append(float(x) if scalar and python_floats else x.astype(dtype))
         return out
 
     def directions(self, dtype=np.float64, salt: int = 1) -> list:
@@ -286,6 +287,10 @@ class _Builder:
     def update(self) -> None:
         """An in-place update of a local copy: ``v = a.copy(); v[1:] += b``."""
         a, b = self.pick(), self.pick()
+        if not isinstance(self.env[a], np.ndarray):
+            # a NumPy scalar's copy is immutable: ``v += b`` rebinds it; a 0-d tracer cannot
+            # know it stands for a scalar rather than a 0-d array, which updates in place
+            return
         target = self.draw(st.sampled_from(["[1:]", "[0]", "[..., :1]", "[[0, 0]]", ""]))
         op = self.draw(st.sampled_from(["=", "+=", "-=", "*="]))
         if target == "":
@@ -315,7 +320,10 @@ def programs(draw, max_steps: int = 6) -> Program:
     reads = [line.split("=", 1)[-1] for line in b.lines if not line.startswith("_")]
     unused = [n for n in b.names[n_inputs:-1]
               if not any(re.search(rf"\b{n}\b", rhs) for rhs in reads)]
-    finish = draw(st.sampled_from(FINISH)).format(v="v", c=_literal(b.rng, b.shape(last)))
+    finish = draw(st.sampled_from(FINISH))
+    if isinstance(b.env[last], float):  # a Python float has no .sum()
+        finish = finish.replace("{v}.sum()", "np.sum({v})")
+    finish = finish.format(v="v", c=_literal(b.rng, b.shape(last)))
     args = ", ".join(f"x{i}" for i in range(n_inputs))
     body = "\n".join(f"    {line}" for line in b.lines) or "    pass"
     if unused:  # every value reaches an output: body returns a tuple, f sums them all

@@ -186,7 +186,19 @@ def setitem(x, key, value) -> None:
         value = asarray(value)
     if isinstance(value, Tracer):
         value = _cast_for_write(x, value, "item assignment")
+    value = _drop_leading_ones(value, ops.indexing.index_shape(x.shape, index,
+                                                              [a.shape for a in arrays]))
     _commit(x, ops.scatter(x, value, *arrays, index=index))
+
+
+def _drop_leading_ones(value, target: tuple):
+    """NumPy drops a value's extra leading length-1 axes in an assignment (``y[0] = row[None]``,
+    ``y[...] = v`` of shape (1,) for a 0-d ``y``)."""
+    shape = tuple(aval_of(value).shape)
+    extra = len(shape) - len(target)
+    if extra > 0 and all(n == 1 for n in shape[:extra]):
+        value = ops.reshape(value, shape=shape[extra:])
+    return value
 
 
 def assign_inplace(x, new, name: str):

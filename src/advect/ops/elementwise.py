@@ -283,8 +283,12 @@ minimum = Op("minimum", abstract=broadcast_binary, impl=lambda xp, x, y: xp.mini
 
 
 def _where_abstract(c, x, y, **_):
+    # np.where returns an array, never a Python scalar: its result is strong (NEP 50), even
+    # when both branches are Python scalars (np.where(c, 1.0, 0.0) * float32_x is float64)
     out = broadcast_binary(x, y)
     shape = c.shape if c.shape == out.shape else ops._rules.broadcast_shapes(c.shape, out.shape)
+    if out.weak:
+        out = out.update(weak=False)
     return out if shape == out.shape else out.update(shape=shape)
 
 
