@@ -269,6 +269,8 @@ def function_sample(row):
 
 
 METHOD_SAMPLES = _dict(**{
+    "item": (lambda a: a * a.item(2) + a.item(0, 1), [M]),
+    "tolist": (lambda a: a * sum(a.tolist()[1]), [M]),
     "T": (lambda a: a.T, [M]),
     "mT": (lambda a: a.mT, [T3]),
     "astype": (lambda a: a.astype(np.complex128), [M]),

@@ -39,9 +39,9 @@ _MODULES = (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft))
 # ndarray members that describe the array rather than compute from it: no derivative to take
 _METADATA = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "device",
                        "strides", "flags", "base", "ctypes", "data"})
-# ndarray members that export the data (to Python objects, bytes or files): they need the
-# concrete value, so they are dynamic only and end differentiation
-_EXPORTS = frozenset({"item", "tolist", "tobytes", "tofile", "dump", "dumps"})
+# ndarray members that export the data (to bytes or files): they need the concrete value, so
+# they are dynamic only and end differentiation (item and tolist stay traced: tests/test_detach.py)
+_EXPORTS = frozenset({"tobytes", "tofile", "dump", "dumps"})
 
 
 @dataclass(frozen=True)
