@@ -425,7 +425,7 @@ ARRAY_OBJECT = {  # the array object's own surface on tracers, written for any p
     "setitem": _set_rows,
     "masks as numbers": lambda x, xp: x.__array_namespace__().astype(
         (x > 0) & (x < 1), x.dtype) * x,
-    "python scalars": lambda x, xp: x * float(x[0, 0]) * len(x) * x.shape[1],
+    "python scalars": lambda x, xp: x * float(ad.stop_gradient(x[0, 0])) * len(x) * x.shape[1],
 }
 
 
