@@ -176,6 +176,13 @@ def _special_cases():
                         unit_interval), diff=(2,)),
         C(ops.betaincinv, (const(np.array([0.7, 2.0, 3.5])), const(np.array([1.5, 0.8, 2.0])),
                            unit_interval), diff=(2,)),
+        # scipy.linalg-backed matrix ops
+        C(ops.expm, (lambda: 0.5 * floats(3, 3)(),)),
+        C(ops.expm, (lambda: 0.5 * complexes(3, 3)(),), name="expm_complex"),
+        C(ops.expm_frechet, (lambda: 0.5 * floats(3, 3)(), floats(2, 3, 3, seed=1))),
+        C(ops.lu_factor, (floats(3, 3),)),
+        C(ops.lu_factor, (floats(2, 3, 3, seed=2),), name="lu_factor_batch"),
+        C(ops.lu_permutation, (const(np.array([2, 1, 2], dtype=np.int32)),)),
     ]
 
 
