@@ -72,7 +72,7 @@ from .primitive_operands import (
     static_value,
     transpose_keywords,
 )
-from .primitive_residual import PrimitiveResult, Residual, frame_stack
+from .primitive_residual import PrimitiveResult, Residual, frame_stack, note_call
 from .providers import provider_of
 from .pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
 
@@ -234,6 +234,7 @@ class Primitive:
     # --- calling -------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, operands, static = self._operands(args, kwargs)
+        note_call(self.name)
         if not self._residual:
             outs = bind(self.op, *leaves, operands=operands, static=static)
             return tree_unflatten(self._out_tree(operands, static, leaves), outs)

@@ -1,14 +1,16 @@
-"""Residuals of custom primitives: what a ``residual=True`` primitive's function returns, and
-how the residual travels to the transpose rule and is released exactly once."""
+"""Per-call state of custom primitives: what a ``residual=True`` primitive's function returns,
+how the residual travels to the transpose rule and is released exactly once, and the recorder
+``advect.testing`` uses to name the primitives on a failing path."""
 
 from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["PrimitiveResult", "Residual", "frame_stack"]
+__all__ = ["PrimitiveResult", "Residual", "frame_stack", "record_primitives", "note_call"]
 
 
 class PrimitiveResult:
@@ -66,3 +68,26 @@ def frame_stack() -> list:
     if stack is None:
         stack = _frames.stack = []
     return stack
+
+
+_recorders = threading.local()
+
+
+@contextmanager
+def record_primitives() -> Iterator[set]:
+    """Collect the names of the custom primitives called in this thread meanwhile."""
+    names: set = set()
+    outer = getattr(_recorders, "names", None)
+    _recorders.names = names
+    try:
+        yield names
+    finally:
+        _recorders.names = outer
+        if outer is not None:
+            outer |= names
+
+
+def note_call(name: str) -> None:
+    names = getattr(_recorders, "names", None)
+    if names is not None:
+        names.add(name)

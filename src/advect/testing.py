@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from .autodiff.api import jvp, vjp
+from .primitive_residual import record_primitives
+from .providers import namespace_of
 from .pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["check_grads", "check_gradient", "check_primitive"]
@@ -22,16 +24,51 @@ __all__ = ["check_grads", "check_gradient", "check_primitive"]
 def _concrete(x):
     if hasattr(x, "_concrete"):
         x = x._concrete()
-    return np.asarray(x)
+    if x is None or isinstance(x, np.ndarray | np.generic | int | float | complex | bool):
+        return np.asarray(x)
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError, RuntimeError):  # providers without __array__: DLPack
+        return np.from_dlpack(x)
 
 
 def _random_like(x, rng):
-    x = np.asarray(x)
-    if x.dtype.kind == "c":
-        return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
-    if x.dtype.kind == "f":
-        return rng.standard_normal(x.shape).astype(x.dtype)
-    return None
+    """A random value like ``x`` (None for integer and bool values), in ``x``'s provider."""
+    value = _concrete(x)
+    if value.dtype.kind == "c":
+        out = (rng.standard_normal(value.shape)
+               + 1j * rng.standard_normal(value.shape)).astype(value.dtype)
+    elif value.dtype.kind == "f":
+        out = rng.standard_normal(value.shape).astype(value.dtype)
+    else:
+        return None
+    return _in_provider_of(out, x)
+
+
+def _in_provider_of(value, like):
+    """``value`` (a NumPy array) as an array of ``like``'s provider."""
+    if like is None or isinstance(like, np.ndarray | np.generic | int | float | complex):
+        return value
+    if hasattr(like, "_concrete"):
+        like = like._concrete()
+    if isinstance(like, np.ndarray | np.generic):
+        return value
+    return namespace_of((like,)).asarray(value)
+
+
+# --- naming the custom primitives on a failing path ------------------------------------------
+
+def _with_primitives(check: Callable, *args, **kwargs):
+    """Run ``check``; an AssertionError it raises also names the custom primitives that were
+    called while it ran."""
+    with record_primitives() as names:
+        try:
+            return check(*args, **kwargs)
+        except AssertionError as exc:
+            if not names:
+                raise
+            raise AssertionError(f"{exc}\ncustom primitives on the failing path: "
+                                 f"{', '.join(sorted(names))}") from None
 
 
 def _inner(a_leaves, b_leaves) -> float:
@@ -46,7 +83,7 @@ def _inner(a_leaves, b_leaves) -> float:
 
 def _tolerances(args, rtol, atol, eps, out=None):
     leaves = tree_flatten(args)[0] + tree_flatten(out)[0]
-    low = any(np.dtype(a.dtype) in (np.float32, np.complex64, np.float16)
+    low = any(_concrete(a).dtype in (np.float32, np.complex64, np.float16)
               for a in leaves if hasattr(a, "dtype"))
     return (rtol if rtol is not None else (2e-2 if low else 1e-5),
             atol if atol is not None else (2e-2 if low else 1e-5),
@@ -75,14 +112,22 @@ def _check_jvp(f, args, tangents, rtol, atol, eps, what):
                                  f"leaf {k}:\nJVP   {got}\nfinite differences {want}")
 
 
-def _check_vjp(f, args, tangents, rng, rtol, atol, what):
+def _cotangent_leaves(out_leaves, rng, cotangent=None):
+    """Random cotangents for the output leaves (zeros for integer outputs), or the given
+    ``cotangent`` pytree's leaves."""
+    if cotangent is not None:
+        return tree_flatten(cotangent)[0]
+    cts = [_random_like(o, rng) for o in out_leaves]
+    return [c if c is not None else np.zeros(np.shape(_concrete(o)), np.float64)
+            for c, o in zip(cts, out_leaves)]
+
+
+def _check_vjp(f, args, tangents, rng, rtol, atol, what, cotangent=None):
     argnums = tuple(range(len(args)))
     out, pullback = vjp(f, argnums)(*args)
     _, out_t = jvp(f, argnums)(*args, tangents=tangents)
     out_leaves, out_def = tree_flatten(out)
-    cts = [_random_like(_concrete(o), rng) for o in out_leaves]
-    cts = [c if c is not None else np.zeros(np.shape(_concrete(o)), np.float64)
-           for c, o in zip(cts, out_leaves)]
+    cts = _cotangent_leaves(out_leaves, rng, cotangent)
     in_cts = pullback(tree_unflatten(out_def, cts))
     lhs = _inner(cts, [t if c is not None else None
                        for t, c in zip(tree_flatten(out_t)[0], _inexact_leaves(out))])
@@ -107,7 +152,8 @@ def check_grads(f: Callable, args: Sequence[Any], order: int = 2,
     args = tuple(args)
     rtol, atol, eps = _tolerances(args, rtol, atol, eps, f(*args))
     rng = np.random.default_rng(seed)
-    _check_order(f, args, order, tuple(modes), rng, rtol, atol, eps, "order 1")
+    _with_primitives(_check_order, f, args, order, tuple(modes), rng, rtol, atol, eps,
+                     "order 1")
 
 
 def _check_order(f, args, order, modes, rng, rtol, atol, eps, what):
@@ -137,20 +183,40 @@ def _check_order(f, args, order, modes, rng, rtol, atol, eps, what):
 
 
 def check_gradient(f: Callable, primal: Any, *, tangent: Any = None, rtol: float | None = None,
-                   atol: float | None = None, eps: float | None = None) -> None:
+                   atol: float | None = None, eps: float | None = None,
+                   epsilons: Sequence[float] | None = None, seed: int = 0) -> None:
     """Check ``f``'s JVP at ``primal`` against central differences and its reverse mode against
     its forward mode (the adjoint identity); ``tangent`` fixes the direction.
+
+    ``epsilons`` tries several finite-difference steps: the JVP passes when it agrees with the
+    central differences of any of them (a kink or rounding can spoil one step size).
+
+    Raises:
+        AssertionError: naming what disagrees (and the custom primitives on the path).
 
     Example:
         >>> import numpy as np
         >>> check_gradient(np.tanh, np.array([0.1, 0.7]))
+        >>> check_gradient(np.sqrt, np.array([0.5, 2.0]), epsilons=(1e-3, 1e-6))
     """
     rtol, atol, eps = _tolerances((primal,), rtol, atol, eps)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     tangents = (tree_map(lambda a: _random_like(a, rng), primal) if tangent is None
                 else tangent,)
-    _check_jvp(f, (primal,), tangents, rtol, atol, eps, "check_gradient")
-    _check_vjp(f, (primal,), tangents, rng, rtol, atol, "check_gradient")
+    steps = (eps,) if epsilons is None else tuple(epsilons)
+    if not steps:
+        raise ValueError("check_gradient: epsilons must hold at least one step size")
+    failures = []
+    for step in steps:
+        try:
+            _with_primitives(_check_jvp, f, (primal,), tangents, rtol, atol, step,
+                             f"check_gradient (eps={step:g})")
+            break
+        except AssertionError as exc:
+            failures.append(str(exc))
+    else:
+        raise AssertionError("\n".join(failures))
+    _with_primitives(_check_vjp, f, (primal,), tangents, rng, rtol, atol, "check_gradient")
 
 
 # --- custom primitives ---------------------------------------------------------------------------
@@ -159,13 +225,17 @@ PRIMITIVE_CHECKS = ("abstract", "jvp", "transpose", "complex", "nested", "stage"
 
 
 def check_primitive(handle, *, primals: Sequence[Any], static: dict | None = None,
+                    tangents: Sequence[Any] | None = None, cotangent: Any = None,
                     check: Sequence[str] = PRIMITIVE_CHECKS, rtol: float | None = None,
                     atol: float | None = None, eps: float | None = None,
                     seed: int = 0) -> tuple[str, ...]:
     """Check a custom primitive's rules at ``primals`` (its positional dynamic arguments).
 
-    ``static`` holds the keyword arguments (static ones included). Each named check runs when
-    the primitive has the rules it needs, and the names of those that ran are returned:
+    ``static`` holds the keyword arguments (static ones included). ``tangents`` (one pytree per
+    primal, ``None`` entries drawn at random) and ``cotangent`` (in the output's structure) fix
+    the directions instead of random ones; they may be real, complex or of the primals' own
+    provider (array-api-strict arrays, for example). Each named check runs when the primitive
+    has the rules it needs, and the names of those that ran are returned:
 
     * ``"abstract"``: the abstract rule's output specs equal the implementation's output;
     * ``"jvp"``: the JVP rule against central differences;
@@ -200,26 +270,29 @@ def check_primitive(handle, *, primals: Sequence[Any], static: dict | None = Non
     if "abstract" in check and handle._abstract is not None:
         _check_abstract(handle, primals, static, expected, name)
         ran.append("abstract")
-    f, args, has_complex = _differentiable(handle, primals, static, "complex" in check)
+    f, args, has_complex, positions = _differentiable(handle, primals, static,
+                                                      "complex" in check)
     has_jvp, has_transpose = handle._jvp is not None, handle._transpose is not None
     if args and (has_jvp or has_transpose):
         rtol, atol, eps = _tolerances(args, rtol, atol, eps, expected)
         rng = np.random.default_rng(seed)
-        tangents = tuple(_random_like(a, rng) for a in args)
+        given = _given_tangents(tangents, primals, positions)
+        tangents = tuple(_random_like(a, rng) if t is None else t for a, t in zip(args, given))
         derivatives = [(f, f"{name}, order 1")]
         if "nested" in check:
-            derivatives += _first_derivatives(f, args, tangents, has_jvp, rng, name)
+            derivatives += _first_derivatives(f, args, tangents, has_jvp, rng, name, cotangent)
         for k, (g, what) in enumerate(derivatives):
             scale = 10.0 if k else 1.0
+            ct = cotangent if k == 0 else None
             if "jvp" in check and has_jvp:
                 _check_jvp(g, args, tangents, rtol * scale, atol * scale, eps, f"{what}, jvp")
             if "transpose" in check:
                 if has_jvp:
                     _check_vjp(g, args, tangents, rng, rtol * scale, atol * scale,
-                               f"{what}, transpose")
+                               f"{what}, transpose", ct)
                 else:
                     _check_vjp_differences(g, args, tangents, rng, rtol * scale, atol * scale,
-                                           eps, f"{what}, transpose")
+                                           eps, f"{what}, transpose", ct)
         ran += [c for c in ("jvp", "transpose") if c in check and (c != "jvp" or has_jvp)]
         ran += [c for c in ("complex", "nested") if c in check and (c != "complex"
                                                                      or has_complex)]
@@ -268,17 +341,36 @@ def _differentiable(handle, primals, static, with_complex):
             full[k] = x
         return handle(*tree_unflatten(treedef, full), **static)
 
-    return f, tuple(flat[k] for k in positions), has_complex and with_complex
+    return f, tuple(flat[k] for k in positions), has_complex and with_complex, positions
 
 
-def _first_derivatives(f, args, tangents, has_jvp, rng, name):
+def _given_tangents(tangents, primals, positions) -> list:
+    """The user's tangents for the differentiated leaves (None where not given)."""
+    if tangents is None:
+        return [None] * len(positions)
+    tangents = tuple(tangents)
+    if len(tangents) != len(primals):
+        raise ValueError(f"check_primitive: tangents has {len(tangents)} entries for "
+                         f"{len(primals)} primals; give one pytree (or None) per primal")
+    flat = []
+    for t, p in zip(tangents, primals):
+        n = len(tree_flatten(p)[0])
+        leaves = [None] * n if t is None else tree_flatten(t, is_leaf=lambda x: x is None)[0]
+        if len(leaves) != n:
+            raise ValueError("check_primitive: a tangent's structure differs from its primal's")
+        flat += leaves
+    return [flat[k] for k in positions]
+
+
+def _first_derivatives(f, args, tangents, has_jvp, rng, name, cotangent=None):
     argnums = tuple(range(len(args)))
     out = []
     if has_jvp:
         def forward(*xs):
             return jvp(f, argnums)(*xs, tangents=tangents)[1]
         out.append((forward, f"{name}, order 2 (derivative of the JVP)"))
-    cts = tree_map(lambda o: _random_like(_concrete(o), rng), f(*args))
+    cts = cotangent if cotangent is not None else tree_map(lambda o: _random_like(o, rng),
+                                                           f(*args))
 
     def reverse(*xs):
         return vjp(f, argnums)(*xs)[1](cts)
@@ -286,14 +378,12 @@ def _first_derivatives(f, args, tangents, has_jvp, rng, name):
     return out
 
 
-def _check_vjp_differences(f, args, tangents, rng, rtol, atol, eps, what):
+def _check_vjp_differences(f, args, tangents, rng, rtol, atol, eps, what, cotangent=None):
     """Reverse mode against central differences: ``<ct, (f(x+et) - f(x-et)) / 2e> == <J^T ct,
     t>`` (for functions without forward mode)."""
     out, pullback = vjp(f, tuple(range(len(args))))(*args)
     out_leaves, out_def = tree_flatten(out)
-    cts = [_random_like(_concrete(o), rng) for o in out_leaves]
-    cts = [c if c is not None else np.zeros(np.shape(_concrete(o))) for c, o in
-           zip(cts, out_leaves)]
+    cts = _cotangent_leaves(out_leaves, rng, cotangent)
     in_cts = pullback(tree_unflatten(out_def, cts))
     plus = f(*(a + eps * t for a, t in zip(args, tangents)))
     minus = f(*(a - eps * t for a, t in zip(args, tangents)))
