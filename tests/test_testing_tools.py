@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import advect as ad
-from advect.testing import check_grads, check_gradient, check_primitive
+from advect.testing import check_gradient, check_grads, check_primitive
 
 X = np.array([0.5, 1.5])
 
