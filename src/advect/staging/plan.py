@@ -156,6 +156,8 @@ def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor, avals: list) -
     handle = getattr(op, "handle", None)
     if handle is not None:  # a custom primitive: its outputs must be what its rule declared
         fn = _checked(fn, handle, avals)
+    if avals and not op.multiple_results and avals[0].weak:
+        fn = _python_scalar(fn)  # only Python scalars in: a Python scalar out, as bind gives
     out = outs if op.multiple_results else outs[0]
     if op.multiple_results:
         def step(env):
@@ -189,6 +191,13 @@ def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor, avals: list) -
         for s in dead:
             env[s] = None
     return step
+
+
+def _python_scalar(fn):
+    def call(*arrays):
+        out = fn(*arrays)
+        return out.item() if isinstance(out, np.generic) else out
+    return call
 
 
 def _checked(fn, handle, avals):

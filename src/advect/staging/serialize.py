@@ -369,6 +369,9 @@ def from_dict(payload) -> object:
         aval = aval_of(x.value) if type(x) is Literal else graph.avals[x]
         if p and (aval.shape != () or aval.dtype.kind not in PYTHON_SCALAR):
             raise PayloadError(f"outputs.python[{k}]: a Python-scalar output must be rank 0")
+        if aval.weak and not p:
+            raise PayloadError(f"outputs.python[{k}]: output {k} is a Python scalar (a weak "
+                               "value), so its flag must be true")
     report = _report(payload["optimization"])
     name = _expect(payload["name"], str, "name")
     return StagedProgram(graph=graph, in_def=in_def, specs=specs, out_def=out_def,
@@ -494,7 +497,7 @@ def _node(graph: Graph, entry, where: str) -> Node:
     if type(outs) is not tuple or not all(isinstance(a, Aval) for a in outs):
         raise PayloadError(f"{where}: {name} has no valid abstract value for these operands")
     for i, aval in enumerate(outs):
-        check_aval(aval, f"{where}.outputs[{i}]")
+        check_aval(aval, f"{where}: output {i} of {name}")
     return Node(op, inputs, attrs, tuple(graph.new_value(a) for a in outs))
 
 
