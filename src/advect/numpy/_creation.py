@@ -7,6 +7,8 @@ traced values (``y = np.zeros(3, like=x); y[0] = x[1]``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import ops
@@ -139,7 +141,8 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
     delta = ops.subtract(stop, start)
     extra = len(np.broadcast_shapes(_shape(start), _shape(stop)))
     ramp = np.arange(num, dtype=dt).reshape((num,) + (1,) * extra)
-    step = ops.divide(delta, div) if div > 0 else ops.multiply(delta, np.nan)
+    # no step without two points: NumPy's NaN, a constant (zero tangent, not delta * NaN's)
+    step = ops.divide(delta, div) if div > 0 else ops.full_like(delta, fill_value=math.nan)
     y = ops.add(ops.multiply(ramp, step) if div > 0 else ops.multiply(ramp, delta), start)
     if endpoint and num > 1:
         last = ops.expand_dims(ops.broadcast_to(stop, shape=_shape(y)[1:]), axes=(0,))

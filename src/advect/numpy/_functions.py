@@ -213,6 +213,8 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tr
          correction=None):
     _no_out("var", out)
     if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
     if dtype is None and aval_of(a).dtype.kind not in "fc":
         dtype = np.float64
@@ -411,19 +413,21 @@ def _where(condition, x=None, y=None):
 
 @implements(np.clip)
 def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
-          max=np._NoValue, **kwargs):
+          max=np._NoValue, where=True, casting="same_kind", dtype=None, order="K", subok=True):
     lo = a_min if a_min is not np._NoValue else (None if min is np._NoValue else min)
     hi = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
-    if out is not None:
-        from ._mutation import assign_inplace
-        return assign_inplace(out, _clip(a, lo, hi), "numpy.clip(out=...)")
     if lo is None and hi is None:
         raise ValueError("One of max or min must be given")
-    if lo is None:
-        return ops.minimum(a, hi)
-    if hi is None:
-        return ops.maximum(a, lo)
-    return ops.clip(a, lo, hi)
+    if dtype is not None:  # NumPy's ufunc keywords: compute in dtype
+        a = astype(a, dtype)
+    result = ops.minimum(a, hi) if lo is None else ops.maximum(a, lo) if hi is None \
+        else ops.clip(a, lo, hi)
+    if where is not True:  # entries where= leaves out keep out's values (a's without out=)
+        result = ops.where(where, result, a if out is None else out)
+    if out is None:
+        return result
+    from ._ufuncs import write_out
+    return write_out(out if isinstance(out, tuple) else (out,), result, casting, "numpy.clip")
 
 
 @implements(np.round, np.around)
@@ -475,7 +479,8 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, 
     dtype = None if dtype is None else np.dtype(dtype).name
     if hasattr(fill_value, "shape"):  # a traced fill value broadcasts and stays differentiable
         target = ops.zeros_like(a, shape=shape, dtype=dtype)
-        return ops.add(target, fill_value)
+        # cast to the result's dtype (dtype=, else a's), as NumPy writes the fill value
+        return astype(ops.add(target, fill_value), aval_of(target).dtype)
     return ops.full_like(a, fill_value=fill_value, shape=shape, dtype=dtype)
 
 

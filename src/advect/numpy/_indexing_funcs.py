@@ -138,23 +138,35 @@ def _select(condlist, choicelist, default=0):
     return out
 
 
-@implements(np.piecewise)
+@implements(np.piecewise, dynamic_only=True)
 def _piecewise(x, condlist, funclist, *args, **kw):
+    """Each function sees only the elements its condition selects, as in NumPy, so a branch is
+    never evaluated (or differentiated) outside its piece; later conditions win. How many
+    elements a piece has depends on data, so staging needs constant conditions."""
     x = operand(x)
-    if isinstance(condlist, np.ndarray | Tracer) and _ndim(condlist) == _ndim(x):
+    shape = _shape(x)
+    if isinstance(condlist, np.ndarray | Tracer | bool) and np.ndim(condlist) == len(shape):
         condlist = [condlist]
-    condlist = [operand(c) for c in condlist]
-    if len(funclist) == len(condlist) + 1:  # the extra function covers "no condition holds"
-        none = ops.logical_not(reduction(ops.reduce_max, _stack(condlist), 0, False))
-        condlist = [*condlist, none]
-    elif len(funclist) != len(condlist):
-        raise ValueError(f"with {len(condlist)} condition(s), either {len(condlist)} or "
-                         f"{len(condlist) + 1} functions are expected")
-    out = ops.zeros_like(x)
-    for cond, func in zip(condlist, funclist):
-        value = func(x, *args, **kw) if callable(func) else func
-        out = ops.where(cond, value, out)
-    return out
+    conds = [np.broadcast_to(concrete(c, "numpy.piecewise (its pieces depend on data)")
+                             .astype(bool), shape).reshape(-1) for c in condlist]
+    if len(funclist) == len(conds) + 1:  # the extra function covers "no condition holds"
+        conds.append(~np.any(conds, axis=0) if conds else np.ones(math.prod(shape), bool))
+    elif len(funclist) != len(conds):
+        raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or "
+                         f"{len(conds) + 1} functions are expected")
+    flat = _reshape(x, (-1,))
+    out = ops.zeros_like(flat)
+    dtype = aval_of(out).dtype
+    for cond, func in zip(conds, funclist):
+        where = np.flatnonzero(cond)
+        if not where.size:
+            continue  # NumPy does not call a function on an empty piece
+        value = operand(func(ops.gather(flat, where, index=("array",)), *args, **kw)
+                        if callable(func) else func)
+        if aval_of(value).dtype != dtype:  # written into x's dtype, as NumPy's y[cond] = ...
+            value = ops.astype(value, dtype=dtype.name)
+        out = ops.scatter(out, value, where, index=("array",))
+    return _reshape(out, shape)
 
 
 # --- diagonals and triangles -------------------------------------------------------------

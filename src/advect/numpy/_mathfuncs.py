@@ -226,11 +226,9 @@ def _polyder(p, m=1):
     p = _coefficients(p)
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
-    for _ in range(m):
+    for _ in range(m):  # as NumPy: a constant's derivative is the empty polynomial
         n = _shape(p)[0] - 1
-        if n <= 0:
-            return ops.zeros_like(p, shape=(1,))
-        p = ops.multiply(slice_along(p, 0, n, 0), np.arange(n, 0, -1))
+        p = ops.multiply(slice_along(p, 0, max(n, 0), 0), np.arange(n, 0, -1))
     return p
 
 
@@ -399,10 +397,15 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if _kind(x) not in "fc":
         return x
     if _kind(x) == "f":
-        return _nan_to_num_real(x, nan, posinf, neginf)
-    re = _nan_to_num_real(ops.real(x), nan, posinf, neginf)
-    im = _nan_to_num_real(ops.imag(x), nan, posinf, neginf)
-    return ops.add(astype(re, aval_of(x).dtype), ops.multiply(im, 1j))
+        result = _nan_to_num_real(x, nan, posinf, neginf)
+    else:
+        re = _nan_to_num_real(ops.real(x), nan, posinf, neginf)
+        im = _nan_to_num_real(ops.imag(x), nan, posinf, neginf)
+        result = ops.add(astype(re, aval_of(x).dtype), ops.multiply(im, 1j))
+    if copy:
+        return result
+    from ._mutation import assign_inplace  # copy=False writes into x, as NumPy does
+    return assign_inplace(x, astype(result, aval_of(x).dtype), "numpy.nan_to_num(copy=False)")
 
 
 @implements(np.unwrap)

@@ -105,6 +105,8 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
             frac = ops.where(ops.equal(pos, lo), 0.0, 0.5)
         out = ops.add(below, ops.multiply(ops.subtract(above, below), frac))
         out = ops.where(ops.equal(frac, 0), below, out)  # exact at sample points, NaNs kept
+    if skip_nan:  # an all-NaN slice gives a constant NaN (a zero tangent, not a NaN's)
+        out = ops.where(ops.equal(n, 0), np.nan, out)
     if not skip_nan and aval_of(data).dtype.kind in "fc":  # NumPy propagates a NaN in a slice
         has_nan = reduction(ops.reduce_max, ops.isnan(flat), -1, True)
         out = ops.where(has_nan, np.nan, out)

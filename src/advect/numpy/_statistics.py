@@ -438,16 +438,17 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
     _no_out("nanvar", out)
     a = operand(a)
     if _kind(a) not in "fc":
-        return _var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction)
+        return _var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
+                    correction=correction)
     valid = ops.logical_not(ops.isnan(a))
     if where is not True:
         valid = ops.logical_and(valid, where)
-    return _var(_nan_filled(a, 0), axis, dtype, None, ddof, keepdims, where=valid,
+    return _var(_nan_filled(a, 0), axis, dtype, None, ddof, keepdims, where=valid, mean=mean,
                 correction=correction)
 
 
 @implements(np.nanstd)
 def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
             mean=None, correction=None):
-    return ops.sqrt(_nanvar(a, axis, dtype, out, ddof, keepdims, where=where,
+    return ops.sqrt(_nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                             correction=correction))

@@ -224,9 +224,22 @@ logaddexp2 = Op("logaddexp2", abstract=ufunc_abstract(np.logaddexp2),
 sin = _unary("sin", lambda xp, x: xp.sin(x), lambda x, out: cos(x))
 cos = _unary("cos", lambda xp, x: xp.cos(x), lambda x, out: negative(sin(x)))
 tan = _unary("tan", lambda xp, x: xp.tan(x), lambda x, out: add(1, square(out)))
-asin = _quotient("asin", lambda xp, x: xp.asin(x), lambda x, out: sqrt(subtract(1, square(x))))
+
+
+def _arc_denominator(x, out, across):
+    """sqrt(1 - x**2), the derivative's denominator of asin (``across=cos``) and of acos
+    (``sin``, negated there). For complex x it is read from the output, cos(asin(x)): on the
+    branch cut |x| > 1 that picks the side NumPy's values come from, which sqrt(1 - x**2)
+    cannot see (the sign of a zero imaginary part is lost in 1 - x**2)."""
+    if aval_of(x).dtype.kind == "c":
+        return across(out)
+    return sqrt(multiply(subtract(1, x), add(1, x)))  # (1 - x)(1 + x): accurate near |x| = 1
+
+
+asin = _quotient("asin", lambda xp, x: xp.asin(x),
+                 lambda x, out: _arc_denominator(x, out, cos))
 acos = _quotient("acos", lambda xp, x: xp.acos(x),
-                 lambda x, out: negative(sqrt(subtract(1, square(x)))))
+                 lambda x, out: negative(_arc_denominator(x, out, sin)))
 atan = _quotient("atan", lambda xp, x: xp.atan(x), lambda x, out: add(1, square(x)))
 sinh = _unary("sinh", lambda xp, x: xp.sinh(x), lambda x, out: cosh(x))
 cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda x, out: sinh(x))
