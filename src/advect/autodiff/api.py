@@ -191,12 +191,13 @@ def _linearize_leaves(fun, sel: _Selection):
     primal leaves, their tape variables (None for constant leaves), its tree definition, the
     tape and the input variables; the traces are closed."""
     out, in_vars, trace, tape = linearize_flat(fun, sel.primals)
+    equations = tape.tape  # closing the trace lets go of it
     try:
         leaves, out_vars, treedef = _lower_all(trace, out)
     finally:
         trace.close()
         tape.close()
-    return leaves, out_vars, treedef, tape.tape, in_vars
+    return leaves, out_vars, treedef, equations, in_vars
 
 
 # --- reverse mode --------------------------------------------------------------------------------

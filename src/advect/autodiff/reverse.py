@@ -62,6 +62,13 @@ class LinearTrace(Trace):
         self.tape: list = []
         self.count = 0
 
+    def close(self) -> None:
+        """Finish recording. The trace lets go of its tape, so the tape's variables (which
+        refer to the trace) form no reference cycle with it: whoever holds the tape frees it,
+        without waiting for the cycle collector. Take ``tape`` before closing."""
+        self.alive = False
+        self.tape = None
+
     def new_var(self, aval: Aval) -> LinearTracer:
         var = LinearTracer(self, aval, self.count)
         self.count += 1
