@@ -111,7 +111,7 @@ class Program:
 
 def _literal(rng: np.random.Generator, shape: tuple) -> str:
     values = np.round(rng.uniform(-1.0, 1.0, shape), 2)
-    return f"np.array({values.tolist()!r})"
+    return f"np.array({values.tolist()!r})" if values.size else f"np.zeros({shape!r})"
 
 
 class _Builder:

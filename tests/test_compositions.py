@@ -281,3 +281,16 @@ def test_where_of_python_scalars_is_a_strong_array():
     g = ad.grad(ad.stage(lambda x: np.sum(np.minimum(x, 0.2)), x))(x)
     _same_kind(g, x, "staged grad of minimum")
     np.testing.assert_array_equal(g, (x < 0.2).astype(np.float32))
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda a: np.sum(np.stack([a, a])), 2.0),
+    (lambda a: np.sum(np.expand_dims(a, 0) * 3.0), 3.0),
+    (lambda a: np.prod(a) * 2.0, 2.0),
+])
+def test_shape_ops_take_a_python_float_input(f, expected):
+    # a Python float input stays a Python float primal (weak); expand_dims assumed an array
+    assert ad.grad(f)(0.5) == expected
+    assert float(ad.jvp(f)(0.5, tangents=1.0)[1]) == expected
+    assert float(ad.stage(f, 0.5)(0.5)) == f(0.5)
+    assert ad.grad(ad.stage(f, 0.5))(0.5) == expected

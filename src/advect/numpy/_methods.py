@@ -73,21 +73,21 @@ def _scalar_conversion(x, what):
     detach ``x``, and any conversion of a value that depends on a differentiated input: a
     Python number carries no derivative, so the result would silently be a constant."""
     frame = sys._getframe(2)
-    if frame.f_lasti >= 0 and frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
-        try:
+    try:
+        if frame.f_lasti >= 0 and frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
             write_plain(np.empty(0), "item assignment")
-        except TracingError as error:
-            _raise_in(frame, error)
-    if _differentiated(x):
-        name = _called_name(frame) or what
-        instead = (f"np.{name[5:]}(x) instead of {name}(x)" if name.startswith("math.")
-                   else "x instead of float(x), np.exp(x) instead of math.exp(x)")
-        raise TracingError(
-            f"{name}() of a traced value that depends on a differentiated input would detach "
-            "it: the result is a plain Python number, so the derivative through it would "
-            f"silently be zero. Keep it an array ({instead}), or call advect.stop_gradient(x) "
-            "first if you want a constant")
-    return x._concrete_for(f"{what}()")
+        if _differentiated(x):
+            name = _called_name(frame) or what
+            instead = (f"np.{name[5:]}(x) instead of {name}(x)" if name.startswith("math.")
+                       else "x instead of float(x), np.exp(x) instead of math.exp(x)")
+            raise TracingError(
+                f"{name}() of a traced value that depends on a differentiated input would "
+                "detach it: the result is a plain Python number, so the derivative through it "
+                f"would silently be zero. Keep it an array ({instead}), or call "
+                "advect.stop_gradient(x) first if you want a constant")
+        return x._concrete_for(f"{what}()")
+    except TracingError as error:  # also when NumPy's C code asked (plain[i] = x, y.fill(x))
+        _raise_in(frame, error)
 
 
 def _differentiated(x) -> bool:
@@ -129,9 +129,9 @@ def _called_name(frame) -> str | None:
 def _raise_in(frame, error):
     """Raise ``error`` as the exception of the statement ``frame`` runs.
 
-    NumPy turns any error from a sequence-like operand of ``plain[i] = x`` into its own
-    "setting an array element with a sequence"; a one-shot trace function on the frame puts
-    ``error`` back when that exception arrives. (Skipped when a Python-level tracer, a
+    NumPy turns any error from a sequence-like operand of ``plain[i] = x`` or ``plain.fill(x)``
+    into its own "setting an array element with a sequence"; a one-shot trace function on the
+    frame puts ``error`` back when that exception arrives. (Skipped when a Python-level tracer, a
     debugger or coverage, is active: NumPy's error then carries ``error`` as its cause.)"""
     if sys.gettrace() is None:
         def restore(_frame, event, _arg):

@@ -59,7 +59,7 @@ def _expand_dims_abstract(x, *, axes):
 
 
 def _expand_dims_impl(xp, x, *, axes):
-    shape = list(x.shape)
+    shape = list(getattr(x, "shape", ()))  # a Python scalar (a weak input) is 0-d
     for a in sorted(axes):
         shape.insert(a, 1)
     return xp.reshape(x, tuple(shape))
