@@ -259,3 +259,17 @@ def test_a_caught_write_error_leaves_no_trace_function_behind():
 
     np.testing.assert_allclose(ad.grad(f)(X), 2.0)
     assert sys.gettrace() is None
+
+
+def test_filling_a_plain_array_with_a_traced_value_raises_tracing_error():
+    def f(x):
+        y = np.zeros(3)
+        y.fill(x[0])
+        return np.sum(y)
+
+    with pytest.raises(ad.TracingError, match=r"y\.fill\(\)") as info:
+        ad.grad(f)(X)
+    assert "sequence" not in str(info.value)
+    with pytest.raises(ad.TracingError, match="staged value"):
+        ad.stage(f, X)
+    assert sys.gettrace() is None
