@@ -13,6 +13,7 @@ import pytest
 
 import test_numpy_functions as base
 import test_numpy_functions_data as data
+from advect._compat import NUMPY_VERSION
 from advect.numpy import _functions
 from test_numpy_functions import X3, C, V, W, X, run_grads, run_value, traced_value
 
@@ -67,8 +68,9 @@ CASES = [
     C("kron", lambda x: np.kron(x[:2, :2], x[1:]), X),
     C("kron_1d", lambda x: np.kron(x[0], x[1]), X),
     C("cross", lambda x: np.cross(x[:, :3], x[:, 1:]), X),
-    C("cross_2_3", lambda x: np.cross(x[0, :2], x[1, :3]), X),
-    C("cross_2d", lambda x: np.cross(x[:2, :2], x[1:, 2:]), X),
+    *([C("cross_2_3", lambda x: np.cross(x[0, :2], x[1, :3]), X),
+       C("cross_2d", lambda x: np.cross(x[:2, :2], x[1:, 2:]), X)]
+      if NUMPY_VERSION < (2, 5) else []),  # 2-element vectors are an error from NumPy 2.5
     C("cross_axes", lambda x: np.cross(x[:3, :3].T, x[:3, 1:].T, axisa=0, axisb=0, axisc=0), X),
     # --- polynomials -----------------------------------------------------------------------------
     C("polyval", lambda x: np.polyval(x[0], x[1]), X),

@@ -273,9 +273,9 @@ def test_duplicate_names_raise_unless_the_same_definition_runs_again():
     with pytest.raises(ValueError, match="built-in operation"):
         ad.primitive(lambda x: x, name="sin")
     with pytest.raises(ValueError, match="taken by the primitive 'test_primitive.cube'"):
-        ad.primitive(np.negative, name="test_primitive.cube")
+        ad.primitive(lambda x: -x, name="test_primitive.cube")
     with pytest.raises(ValueError, match="taken by the primitive 'test_primitive.sine'"):
-        ad.primitive(np.negative, name="test_primitive.sine.linear_map")
+        ad.primitive(lambda x: -x, name="test_primitive.sine.linear_map")
     first = make_cube("test_primitive.rerun")
     second = make_cube("test_primitive.rerun")  # the same definition again (a reloaded module)
     assert REGISTRY["test_primitive.rerun"] is second.op is not first.op

@@ -120,9 +120,9 @@ def test_derivatives_of_derivatives():
 
 
 def test_derived_programs_keep_the_revision():
-    program = ad.stage(loss, SAMPLE, array_api_version="2023.12")
-    assert ad.grad(program).array_api_version == "2023.12"
-    assert ad.vjp_program(program).array_api_version == "2023.12"
+    program = ad.stage(loss, SAMPLE, array_api_version="2022.12")  # served by every NumPy 2
+    assert ad.grad(program).array_api_version == "2022.12"
+    assert ad.vjp_program(program).array_api_version == "2022.12"
 
 
 def test_derived_programs_are_optimized():

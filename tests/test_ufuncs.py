@@ -46,7 +46,7 @@ def assert_same(got, want):
 
 
 def test_every_numpy_ufunc_has_a_translation():
-    assert len(NUMPY_UFUNCS) == 90
+    assert len(NUMPY_UFUNCS) >= 88  # 90 from NumPy 2.2 (matvec, vecmat)
     missing = [u.__name__ for u in NUMPY_UFUNCS if u not in UFUNCS]
     assert missing == []
 
@@ -434,8 +434,9 @@ def test_vecdot_matvec_vecmat_conjugate_like_numpy():
     a = rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))
     assert_same(traced(np.vecdot, z, z[::-1]), np.vecdot(z, z[::-1]))
     assert_same(traced(lambda u, v: np.vecdot(u, v, axis=0), z, z), np.vecdot(z, z, axis=0))
-    assert_same(traced(np.matvec, a, z[0]), np.matvec(a, z[0]))
-    assert_same(traced(np.vecmat, z[0, :3], a), np.vecmat(z[0, :3], a))
+    if hasattr(np, "matvec"):  # NumPy 2.2+
+        assert_same(traced(np.matvec, a, z[0]), np.matvec(a, z[0]))
+        assert_same(traced(np.vecmat, z[0, :3], a), np.vecmat(z[0, :3], a))
     with pytest.raises(ValueError, match="core dimensions"):
         traced(np.vecdot, z, z[:, :2])
 

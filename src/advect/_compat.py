@@ -7,7 +7,9 @@ this module names a NumPy attribute that some supported NumPy lacks, or compares
 * ``numpy.unstack``, ``numpy.cumulative_sum`` and ``numpy.cumulative_prod`` arrived in 2.1;
 * the ``numpy.matvec`` and ``numpy.vecmat`` ufuncs arrived in 2.2;
 * ``numpy.row_stack`` (an alias of ``vstack``, deprecated in 2.0) was removed in 2.5;
-* ``numpy.cross`` of 2-element vectors is deprecated from 2.0 and an error from 2.5.
+* ``numpy.cross`` of 2-element vectors is deprecated from 2.0 and an error from 2.5;
+* NumPy 2.0 serves Array API revision 2022.12 (``cumulative_sum``, ``cumulative_prod`` and
+  ``astype`` of a NumPy scalar arrived with 2.1).
 
 Example:
     >>> import numpy as np
@@ -22,7 +24,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["NUMPY_VERSION", "present", "cross_of_2_vectors"]
+__all__ = ["NUMPY_VERSION", "present", "cross_of_2_vectors", "provider_function"]
 
 NUMPY_VERSION: tuple[int, int] = tuple(int(part) for part in np.__version__.split(".")[:2])
 
@@ -50,3 +52,26 @@ def cross_of_2_vectors(stacklevel: int = 3) -> None:
                          "vectors from NumPy 2.5 on; append a zero component to 2-element "
                          "vectors")
     warnings.warn(message, DeprecationWarning, stacklevel=stacklevel)
+
+
+# NumPy 2.0 serves Array API revision 2022.12: it lacks the two scans of 2023.12, and its
+# ``astype`` takes arrays only (op implementations also meet NumPy scalars)
+_NUMPY_2_0 = {
+    "cumulative_sum": lambda x, axis=None: np.cumsum(x, axis=axis),
+    "cumulative_prod": lambda x, axis=None: np.cumprod(x, axis=axis),
+    "astype": lambda x, dtype, /, *, copy=True: np.asarray(x).astype(dtype, copy=copy),
+}
+
+
+def provider_function(xp, name: str):
+    """``xp.<name>`` for an op implementation; on NumPy 2.0, NumPy's own spelling of the
+    Array API functions it lacks.
+
+    Example:
+        >>> import numpy as np
+        >>> provider_function(np, "cumulative_sum")(np.array([1.0, 2.0]), axis=0).tolist()
+        [1.0, 3.0]
+    """
+    if xp is np and NUMPY_VERSION < (2, 1) and name in _NUMPY_2_0:
+        return _NUMPY_2_0[name]
+    return getattr(xp, name)

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .._compat import cross_of_2_vectors
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..ops._rules import normalize_axes
@@ -164,6 +165,8 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     na, nb = _shape(a)[-1], _shape(b)[-1]
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3)")
+    if na == 2 or nb == 2:
+        cross_of_2_vectors()
     a0, a1 = _component(a, 0), _component(a, 1)
     b0, b1 = _component(b, 0), _component(b, 1)
     c2 = ops.subtract(ops.multiply(a0, b1), ops.multiply(a1, b0))

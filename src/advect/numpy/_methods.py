@@ -515,9 +515,6 @@ class ArrayTracer(Tracer):
     def cumprod(self, axis=None, dtype=None, out=None):
         return np.cumprod(self, axis=axis, dtype=dtype, out=out)
 
-    def ptp(self, axis=None, keepdims=False):
-        return np.ptp(self, axis=axis, keepdims=keepdims)
-
     def all(self, axis=None, out=None, keepdims=False, **kw):
         return np.all(self, axis=axis, out=out, keepdims=keepdims, **kw)
 

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .._compat import provider_function
 from ..core import Op
 from ..dtypes import Aval, aval_of
 from . import _portable
@@ -515,7 +516,8 @@ def _astype_transpose(ct, x, *, dtype):
 
 
 astype = Op("astype", attrs=("dtype",), abstract=_astype_abstract,
-            impl=lambda xp, x, *, dtype: xp.astype(x, _provider_dtype(xp, dtype)),
+            impl=lambda xp, x, *, dtype: provider_function(xp, "astype")(
+                x, _provider_dtype(xp, dtype)),
             jvp=_astype_jvp, transpose=_astype_transpose, elementwise=True)
 
 

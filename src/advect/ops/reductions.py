@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from .._compat import provider_function
 from ..core import Op
 from ..dtypes import Aval, aval_of
 from . import _portable
@@ -125,7 +126,7 @@ def _cumulative_sum_transpose(ct, x, *, axis):
 
 
 cumulative_sum = Op("cumulative_sum", attrs=("axis",), abstract=_cumulative_sum_abstract,
-                    impl=lambda xp, x, *, axis: xp.cumulative_sum(
+                    impl=lambda xp, x, *, axis: provider_function(xp, "cumulative_sum")(
                         x if xp is np else _portable.numeric(xp, x), axis=axis), linear=True,
                     transpose=_cumulative_sum_transpose)
 

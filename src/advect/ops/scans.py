@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from .._compat import provider_function
 from ..core import Op
 from ..dtypes import Aval, aval_of
 from ._rules import fit
@@ -52,7 +53,8 @@ def _cumulative_prod_jvp(primals, tangents, out, *, axis):
 
 cumulative_prod = Op(
     "cumulative_prod", attrs=("axis",), abstract=_cumulative_prod_abstract,
-    impl=lambda xp, x, *, axis: xp.cumulative_prod(x, axis=axis), jvp=_cumulative_prod_jvp)
+    impl=lambda xp, x, *, axis: provider_function(xp, "cumulative_prod")(x, axis=axis),
+    jvp=_cumulative_prod_jvp)
 
 
 def _running_extreme_jvp(better):
