@@ -186,7 +186,7 @@ def test_emath_inverse_trig_derivatives_follow_numpy_side_of_the_cut(function):
     _, tangent = ad.jvp(function)(CUT, tangents=np.ones_like(CUT))
     np.testing.assert_allclose(tangent, expected, rtol=1e-6)
     for part in (np.real, np.imag):
-        np.testing.assert_allclose(ad.grad(lambda x: np.sum(part(function(x))))(CUT),
+        np.testing.assert_allclose(ad.grad(lambda x, part=part: np.sum(part(function(x))))(CUT),
                                    part(expected), rtol=1e-6, atol=1e-9)
 
 
