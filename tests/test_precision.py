@@ -143,3 +143,10 @@ def test_strict_inputs_give_strict_results(name, dtype):
     assert type(got) is type(x) and got.dtype == getattr(xps, dtype), name
     want = run(xps.asarray([0.5, -1.25, 2.0], dtype=xps.float64))
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+def test_zero_blocks_of_pass_through_inputs_keep_their_dtype():
+    jx, jb, jk = ad.jacobian(lambda x, b, k: x * 2.0, argnums=(0, 1, 2))(
+        X32, True, np.arange(2, dtype=np.int8))
+    assert (jx.dtype, jb.dtype, jk.dtype) == (np.float32, np.bool_, np.int8)
+    assert jb.shape == (3,) and jk.shape == (3, 2) and not jb.any() and not jk.any()

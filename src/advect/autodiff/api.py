@@ -384,9 +384,9 @@ def _basis(primal):
         yield on_provider_of(primal, e.reshape(aval.shape))
 
 
-def _zeros(like, shape, dtype=None):
-    """Zeros of ``shape`` in ``like``'s provider and (by default) dtype."""
-    return ops.zeros_like(like, shape=tuple(shape), dtype=None if dtype is None else dtype.name)
+def _zeros(like, shape):
+    """Zeros of ``shape`` in ``like``'s provider and dtype (a Python bool's is bool)."""
+    return ops.zeros_like(like, shape=tuple(shape), dtype=aval_of(like).dtype.name)
 
 
 def _in_dtype(block, primal):
