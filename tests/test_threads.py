@@ -1,8 +1,13 @@
-"""Traces are local to the call that creates them: threads differentiating at once do not mix."""
+"""Traces are local to the call that creates them: threads differentiating at once do not mix;
+a Pullback or LinearMap shared by threads behaves as if its applications ran one at a time."""
 
+import functools
+import sys
 import threading
+import time
 
 import numpy as np
+import pytest
 
 import advect as ad
 
@@ -67,3 +72,126 @@ def test_threads_with_mutation_and_nesting():
     for g in mutations:
         np.testing.assert_allclose(g, expected)
     assert all(n == 24.0 for n in nests)  # d/ds [s * 6 s] = 12 s
+
+
+# --- Pullback and LinearMap across threads (issue 12 item 4) ----------------------------------
+
+X = np.linspace(-1.0, 1.0, 20_000)
+
+
+def _chain(x):
+    for _ in range(20):  # a tape long enough for two threads to overlap in the reverse pass
+        x = np.sin(x) * 1.1
+    return x
+
+
+def _expected_chain_gradient(x):
+    d = np.ones_like(x)
+    for _ in range(20):
+        d = d * np.cos(x) * 1.1
+        x = np.sin(x) * 1.1
+    return d
+
+
+def _race(jobs, *args) -> list:
+    """Run ``job(*args)`` for each job in threads released together; each outcome is
+    ("ok", value) or ("error", exception)."""
+    barrier = threading.Barrier(len(jobs))
+    outcomes = [None] * len(jobs)
+
+    def worker(k, job):
+        barrier.wait()
+        try:
+            outcomes[k] = ("ok", job(*args))
+        except BaseException as exc:  # compared by the caller
+            outcomes[k] = ("error", exc)
+
+    threads = [threading.Thread(target=worker, args=(k, job)) for k, job in enumerate(jobs)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, so the applications interleave
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return outcomes
+
+
+def test_one_pullback_applied_by_two_threads_at_once_succeeds_exactly_once():
+    expected = _expected_chain_gradient(X)
+    ct = np.ones_like(X)
+    for _ in range(30):
+        _, pullback = ad.vjp(_chain)(X)
+        outcomes = _race([pullback.__call__, pullback.__call__], ct)
+        oks = [v for kind, v in outcomes if kind == "ok"]
+        errors = [v for kind, v in outcomes if kind == "error"]
+        assert len(oks) == 1 and len(errors) == 1, outcomes
+        np.testing.assert_allclose(oks[0], expected, rtol=1e-12)
+        assert type(errors[0]) is RuntimeError and "single-use" in str(errors[0])
+
+
+def _apply_three_times(lm, ct):
+    return [(lm.pullback(ct), lm(ct)) for _ in range(3)]
+
+
+def _close_after(k, lm, ct):
+    time.sleep(0.0005 * (k % 6))  # closes before, during or after the applications
+    lm.close()
+
+
+def test_closing_a_linear_map_while_another_thread_applies_it_never_gives_zeros():
+    expected = _expected_chain_gradient(X)
+    ct = np.ones_like(X)
+    completed = refused = 0
+    for k in range(30):
+        _, lm = ad.linearize(_chain, X)
+        (kind, value), _ = _race([_apply_three_times, functools.partial(_close_after, k)],
+                                 lm, ct)
+        if kind == "error":
+            assert type(value) is RuntimeError and "closed" in str(value)
+            refused += 1
+            continue
+        for pulled, pushed in value:
+            np.testing.assert_allclose(pulled, expected, rtol=1e-12)
+            np.testing.assert_allclose(pushed, expected, rtol=1e-12)  # diagonal Jacobian
+        completed += 1
+    assert completed + refused == 30
+    with pytest.raises(RuntimeError, match="closed"):
+        lm(ct)
+
+
+def test_eight_threads_share_maps_and_differentiate_at_once():
+    x = np.linspace(0.1, 2.0, 500)
+    ct = np.linspace(-1.0, 1.0, 500)
+    _, shared = ad.linearize(lambda v: np.exp(v) * v, x)
+    expected_map = np.exp(x) * (1 + x) * ct
+    program = ad.grad(ad.stage(lambda v: np.sum(np.log(v) * v), x))
+
+    def job(k):
+        def run():
+            kind = k % 4
+            if kind == 0:
+                return "map", shared(ct), shared.pullback(ct)
+            if kind == 1:
+                return "grad", ad.grad(lambda v: np.sum(np.sin(v) * k))(x)
+            if kind == 2:
+                _, pullback = ad.vjp(lambda v: np.tanh(v) * k)(x)
+                return "vjp", pullback(ct)
+            return "staged", program(x)
+        return run
+
+    results = _run_concurrently([job(k) for k in range(8)], rounds=25)
+    for k, rounds in enumerate(results):
+        for result in rounds:
+            if result[0] == "map":
+                np.testing.assert_allclose(result[1], expected_map, rtol=1e-12)
+                np.testing.assert_allclose(result[2], expected_map, rtol=1e-12)
+            elif result[0] == "grad":
+                np.testing.assert_allclose(result[1], np.cos(x) * k, rtol=1e-12)
+            elif result[0] == "vjp":
+                np.testing.assert_allclose(result[1], k * (1 - np.tanh(x) ** 2) * ct, rtol=1e-12)
+            else:
+                np.testing.assert_allclose(result[1], np.log(x) + 1, rtol=1e-12)
+    shared.close()

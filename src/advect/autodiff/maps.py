@@ -7,6 +7,8 @@ Both map pytrees to pytrees through a selection (``autodiff.api._Selection``): i
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import ops
@@ -17,42 +19,95 @@ from .reverse import backward, forward
 __all__ = ["Pullback", "LinearMap", "tangent_leaves", "zero_tangent"]
 
 
+class _Shared:
+    """The tape of one call and what a map needs around it, shared by a map and its
+    transposes. ``users`` counts applications in progress: closing waits for none of them, but
+    the tape is released only when the last one has finished, so an application running in
+    another thread completes correctly."""
+
+    __slots__ = ("parts", "lock", "users", "closed")
+
+    def __init__(self, parts: tuple):
+        self.parts = parts  # (tape, in_vars, out_vars, out_def, sel, out_primals)
+        self.lock = threading.Lock()
+        self.users = 0
+        self.closed = False
+
+    def release(self) -> None:
+        parts, self.parts = self.parts, None
+        if parts is not None:
+            parts[0].clear()
+
+
 class _TapeMap:
     """A map over the tape of one call: reverse (transposes) or forward (the JVP), until
     ``close()`` releases the tape. Transposes of a map share its state, so closing one closes
-    all."""
+    all. Maps may be applied from several threads at once."""
 
     _closed = "this map was closed"
 
     def __init__(self, tape, in_vars, out_vars, out_def, sel, out_primals):
-        self._state = [(tape, in_vars, out_vars, out_def, sel, out_primals)]
+        self._shared = _Shared((tape, in_vars, out_vars, out_def, sel, out_primals))
 
-    def _live(self):
-        state = self._state[0]
-        if state is None:
-            raise RuntimeError(self._closed)
-        return state
+    def _enter(self, take: bool = False) -> tuple:
+        """The tape's parts for one application; ``take``: the only one (a Pullback)."""
+        shared = self._shared
+        with shared.lock:
+            if shared.closed:
+                raise RuntimeError(self._closed)
+            if take:
+                shared.closed = True
+                parts, shared.parts = shared.parts, None
+                return parts
+            shared.users += 1
+            return shared.parts
+
+    def _exit(self) -> None:
+        shared = self._shared
+        with shared.lock:
+            shared.users -= 1
+            if shared.closed and not shared.users:
+                shared.release()
 
     def _pull(self, cotangent, keep: bool):
-        tape, in_vars, out_vars, out_def, sel, _ = self._live()
-        cts = _cotangent_leaves(cotangent, out_def, out_vars)
-        if not keep:
-            self._state[0] = None
-        result = backward(tape, list(zip(out_vars, cts)), keep=keep)
-        return sel.unflatten([ops.zeros_like(p) if v.index not in result else result[v.index]
-                              for v, p in zip(in_vars, sel.primals)])
+        parts = self._shared.parts
+        if parts is None:
+            raise RuntimeError(self._closed)
+        cts = _cotangent_leaves(cotangent, parts[3], parts[2])  # before a Pullback is used up
+        parts = self._enter(take=not keep)
+        tape, in_vars, out_vars, _, sel, _ = parts
+        try:
+            result = backward(tape, list(zip(out_vars, cts)), keep=keep)
+        finally:
+            if keep:
+                self._exit()
+        return sel.unflatten([_fresh(result[v.index], cts) if v.index in result
+                              else ops.zeros_like(p) for v, p in zip(in_vars, sel.primals)])
 
     def close(self) -> None:
-        """Release the tape; later calls raise ``RuntimeError``."""
-        state, self._state[0] = self._state[0], None
-        if state is not None:
-            state[0].clear()
+        """Release the tape (once applications in progress finish); later calls raise
+        ``RuntimeError``."""
+        shared = self._shared
+        with shared.lock:
+            shared.closed = True
+            if not shared.users:
+                shared.release()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _fresh(value, given: list):
+    """``value``, copied if it is (a view of) one of the caller's arrays ``given``: a map
+    returns new arrays, so writing to its result never changes the caller's."""
+    for g in given:
+        if value is g or (type(value) is np.ndarray and type(g) is np.ndarray
+                          and np.may_share_memory(value, g)):
+            return ops.positive(value)
+    return value
 
 
 class Pullback(_TapeMap):
@@ -124,11 +179,15 @@ class LinearMap(_TapeMap):
     _transposed = False
 
     def _jvp(self, tangent):
-        tape, in_vars, out_vars, out_def, sel, out_primals = self._live()
-        values = forward(tape, in_vars, tangent_leaves(tangent, sel))
-        return tree_unflatten(out_def, [
-            zero_tangent(p) if v is None or v.index not in values else values[v.index]
-            for v, p in zip(out_vars, out_primals)])
+        tape, in_vars, out_vars, out_def, sel, out_primals = self._enter()
+        try:
+            given = tangent_leaves(tangent, sel)
+            values = forward(tape, in_vars, given)
+            return tree_unflatten(out_def, [
+                zero_tangent(p) if v is None or v.index not in values
+                else _fresh(values[v.index], given) for v, p in zip(out_vars, out_primals)])
+        finally:
+            self._exit()
 
     def __call__(self, vector):
         return self._pull(vector, keep=True) if self._transposed else self._jvp(vector)
@@ -139,9 +198,10 @@ class LinearMap(_TapeMap):
 
     def transpose(self) -> LinearMap:
         """The adjoint map (sharing this map's tape)."""
-        self._live()
+        if self._shared.closed:
+            raise RuntimeError(self._closed)
         out = LinearMap.__new__(LinearMap)
-        out._state, out._transposed = self._state, not self._transposed
+        out._shared, out._transposed = self._shared, not self._transposed
         return out
 
     def apply_many(self, vectors) -> list:
