@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, TypeVar
 
 __all__ = ["TreeDef", "Static", "static", "tree_flatten", "tree_unflatten", "tree_leaves",
            "tree_map", "tree_flatten_with_paths", "register_pytree_node", "register_dataclass",
-           "format_path"]
+           "register_saved_node", "SavedNode", "format_path"]
 
 T = TypeVar("T")
 
@@ -126,6 +126,48 @@ def register_dataclass(cls: type[T]) -> type[T]:
 
     register_pytree_node(cls, flatten_fn=flatten, unflatten_fn=unflatten)
     return cls
+
+
+class SavedNode(NamedTuple):
+    """How a saved program writes a registered node: a stable ``name`` and the node's ``aux``
+    to and from plain JSON values (see :func:`register_saved_node`)."""
+
+    name: str
+    cls: type
+    encode: Callable[[Any], Any]
+    decode: Callable[[Any], Any]
+
+
+SAVED_NODES: dict[type, SavedNode] = {}
+SAVED_NODES_BY_NAME: dict[str, SavedNode] = {}
+
+
+def register_saved_node(cls: type, *, name: str, encode_aux: Callable[[Any], Any],
+                        decode_aux: Callable[[Any], Any]) -> None:
+    """Let staged programs whose signatures hold ``cls`` nodes save and load.
+
+    ``encode_aux(aux)`` returns plain values (None, bool, int, float, complex, str, and lists,
+    tuples and str-keyed dicts of them) and ``decode_aux(value)`` rebuilds an equal ``aux``.
+    A payload names the node by ``name``; loading finds it only in this registry (nothing is
+    imported), so the module that registers it must be imported first.
+
+    Raises:
+        ValueError: ``cls`` is not a registered node, or ``name`` is already taken.
+
+    Example:
+        >>> class Unit:
+        ...     def __init__(self, value, unit):
+        ...         self.value, self.unit = value, unit
+        >>> register_pytree_node(Unit, flatten_fn=lambda u: ((u.value,), u.unit),
+        ...                      unflatten_fn=lambda unit, ch: Unit(ch[0], unit))
+        >>> register_saved_node(Unit, name="example.Unit", encode_aux=str, decode_aux=str)
+    """
+    if cls not in _REGISTRY:
+        raise ValueError(f"register_saved_node: register {cls.__name__} with "
+                         "register_pytree_node first")
+    if name in SAVED_NODES_BY_NAME or cls in SAVED_NODES:
+        raise ValueError(f"register_saved_node: {name!r} or {cls.__name__} is already saved")
+    SAVED_NODES[cls] = SAVED_NODES_BY_NAME[name] = SavedNode(name, cls, encode_aux, decode_aux)
 
 
 class Static:

@@ -18,13 +18,15 @@ Example:
 
 from __future__ import annotations
 
+import base64
+import io
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from .core import Tracer
-from .pytree import _same_value, register_pytree_node
+from .pytree import _same_value, register_pytree_node, register_saved_node
 
 __all__ = ["DataArrayLabels", "DatasetLabels"]
 
@@ -39,18 +41,47 @@ def _coordinates(coords) -> xr.Coordinates:
     return xr.Coordinates(dict(coords.variables), indexes=dict(coords.xindexes))
 
 
+def _same_attrs(a, b) -> bool:
+    """Equal attrs (or names), NumPy scalars equal to the Python scalars a saved program
+    restores them as."""
+    return _same_value(_python_scalars(a), _python_scalars(b))
+
+
+def _python_scalars(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: _python_scalars(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_python_scalars(v) for v in value)
+    return value
+
+
 def _same_coords(a: xr.Coordinates, b: xr.Coordinates) -> bool:
-    return a is b or (list(a.variables) == list(b.variables) and a.identical(b))
+    return a is b or a.identical(b)
 
 
-def _as_data(leaf, where: str):
-    if type(leaf) in (bool, int, float, complex):
-        return np.asarray(leaf)
-    if getattr(leaf, "ndim", None) is None:
-        raise TypeError(f"advect.xarray: {where} needs an array leaf, got a "
-                        f"{type(leaf).__name__}; map array leaves to arrays (or use "
-                        "tree_map with is_leaf to stop at the container)")
+class _Leaf:
+    """A leaf that is not an array, held where a container's data goes (trees of specs or of
+    output markers, ``tree_map`` to other values): structure only, flattening gives it back."""
+
+    __slots__ = ("value", "shape", "ndim", "dtype")
+
+    def __init__(self, value, shape: tuple[int, ...]):
+        self.value, self.shape, self.ndim, self.dtype = value, shape, len(shape), np.dtype(object)
+
+    def __repr__(self) -> str:
+        return f"<leaf {self.value!r}>"
+
+
+def _as_data(leaf, dims: tuple, sizes: dict):
+    if getattr(leaf, "ndim", None) is None or type(leaf) in (bool, int, float, complex):
+        return _Leaf(leaf, tuple(sizes.get(d, 1) for d in dims))
     return leaf
+
+
+def _leaf_of(data):
+    return data.value if type(data) is _Leaf else data
 
 
 class DataArrayLabels:
@@ -75,8 +106,8 @@ class DataArrayLabels:
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, DataArrayLabels) and self.cls is other.cls
-                and self.dims == other.dims and _same_value(self.name, other.name)
-                and _same_value(self.attrs, other.attrs)
+                and self.dims == other.dims and _same_attrs(self.name, other.name)
+                and _same_attrs(self.attrs, other.attrs)
                 and _same_coords(self.coords, other.coords))
 
     def __hash__(self) -> int:
@@ -88,7 +119,7 @@ class DataArrayLabels:
                 f"name={self.name!r})")
 
     def build(self, data) -> xr.DataArray:
-        data = _as_data(data, f"a DataArray of dims {self.dims}")
+        data = _as_data(data, self.dims, self.coords.sizes)
         variable = xr.Variable(self.dims, data, dict(self.attrs), fastpath=True)
         return self.cls(variable, coords=dict(self.coords.variables), name=self.name,
                         indexes=dict(self.coords.xindexes), fastpath=True)
@@ -118,8 +149,8 @@ class DatasetLabels:
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, DatasetLabels) and self.cls is other.cls
-                and _same_value(self.variables, other.variables)
-                and _same_value(self.attrs, other.attrs)
+                and _same_attrs(self.variables, other.variables)
+                and _same_attrs(self.attrs, other.attrs)
                 and _same_coords(self.coords, other.coords))
 
     def __hash__(self) -> int:
@@ -133,18 +164,18 @@ class DatasetLabels:
     def build(self, children) -> xr.Dataset:
         data_vars = {}
         for (name, dims, attrs), data in zip(self.variables, children):
-            data = _as_data(data, f"data variable {name!r} of dims {dims}")
+            data = _as_data(data, dims, self.coords.sizes)
             data_vars[name] = xr.Variable(dims, data, dict(attrs), fastpath=True)
         return self.cls(data_vars, coords=self.coords, attrs=dict(self.attrs))
 
 
 def _flatten_dataarray(da: xr.DataArray) -> tuple[list[Any], DataArrayLabels]:
-    return [da.variable._data], DataArrayLabels(da)
+    return [_leaf_of(da.variable._data)], DataArrayLabels(da)
 
 
 def _flatten_dataset(ds: xr.Dataset) -> tuple[list[Any], DatasetLabels]:
     labels = DatasetLabels(ds)
-    return [ds[name].variable._data for name, _, _ in labels.variables], labels
+    return [_leaf_of(ds[name].variable._data) for name, _, _ in labels.variables], labels
 
 
 register_pytree_node(xr.DataArray, flatten_fn=_flatten_dataarray,
@@ -153,3 +184,78 @@ register_pytree_node(xr.DataArray, flatten_fn=_flatten_dataarray,
 register_pytree_node(xr.Dataset, flatten_fn=_flatten_dataset,
                      unflatten_fn=lambda labels, children: labels.build(children),
                      include_subclasses=True)
+
+
+# --- saved programs: labels as plain JSON values ----------------------------------------------
+
+def _plain(value, where: str):
+    """Attrs and names as the saved format's plain values (NumPy scalars become Python's)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _plain(v, where) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(v, where) for v in value)
+    if isinstance(value, np.ndarray):
+        raise TypeError(f"advect.xarray: {where} holds an array, which a saved program's "
+                        "labels cannot hold; use lists")
+    return value
+
+
+def _encode_array(values: np.ndarray) -> str:
+    buffer = io.BytesIO()
+    np.save(buffer, values, allow_pickle=False)  # object arrays are refused here
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _decode_array(text: str) -> np.ndarray:
+    return np.load(io.BytesIO(base64.b64decode(text, validate=True)), allow_pickle=False)
+
+
+def _encode_coords(coords: xr.Coordinates) -> list:
+    for name, index in coords.xindexes.items():
+        if type(index) is not xr.indexes.PandasIndex or index.index.name != name:
+            raise TypeError(f"advect.xarray: coordinate {name!r} has a "
+                            f"{type(index).__name__}; saved programs hold only default "
+                            "(pandas) indexes of dimension coordinates")
+    return [[str(name), {"dims": [str(d) for d in var.dims], "values": _encode_array(
+        np.asarray(var.values)), "attrs": _plain(dict(var.attrs), f"coordinate {name!r}")}]
+        for name, var in coords.variables.items()]
+
+
+def _decode_coords(items) -> xr.Coordinates:
+    return xr.Coordinates({name: xr.Variable(tuple(body["dims"]), _decode_array(body["values"]),
+                                             body["attrs"]) for name, body in items})
+
+
+def _encode_dataarray(labels: DataArrayLabels):
+    return {"dims": [str(d) for d in labels.dims], "name": _plain(labels.name, "the name"),
+            "attrs": _plain(labels.attrs, "attrs"), "coords": _encode_coords(labels.coords)}
+
+
+def _decode_dataarray(body) -> DataArrayLabels:
+    da = xr.DataArray(np.empty((0,) * len(body["dims"])), dims=tuple(body["dims"]))
+    labels = DataArrayLabels(da)
+    labels.name, labels.attrs = body["name"], body["attrs"]
+    labels.coords = _decode_coords(body["coords"])
+    return labels
+
+
+def _encode_dataset(labels: DatasetLabels):
+    return {"variables": [[str(name), [str(d) for d in dims], _plain(attrs, f"{name!r} attrs")]
+                          for name, dims, attrs in labels.variables],
+            "attrs": _plain(labels.attrs, "attrs"), "coords": _encode_coords(labels.coords)}
+
+
+def _decode_dataset(body) -> DatasetLabels:
+    labels = DatasetLabels(xr.Dataset())
+    labels.variables = tuple((name, tuple(dims), attrs) for name, dims, attrs in
+                             body["variables"])
+    labels.attrs, labels.coords = body["attrs"], _decode_coords(body["coords"])
+    return labels
+
+
+register_saved_node(xr.DataArray, name="xarray.DataArray", encode_aux=_encode_dataarray,
+                    decode_aux=_decode_dataarray)
+register_saved_node(xr.Dataset, name="xarray.Dataset", encode_aux=_encode_dataset,
+                    decode_aux=_decode_dataset)

@@ -23,7 +23,15 @@ import numpy as np
 from ..core import REGISTRY
 from ..dtypes import STAGED_DTYPES, Aval, aval_of
 from ..errors import PayloadError, SchemaVersionError, UnregisteredOpError
-from ..pytree import LEAF, TreeDef, tree_flatten
+from ..pytree import (
+    LEAF,
+    SAVED_NODES,
+    SAVED_NODES_BY_NAME,
+    Static,
+    TreeDef,
+    tree_flatten,
+    tree_unflatten,
+)
 from .attrs import INT64, MAX_BYTES, check_aval, check_node, show
 from .graph import Graph, Literal, Node, validate
 from .passes import OptimizationReport, PassReport
@@ -117,8 +125,36 @@ def _encode_tree(treedef: TreeDef, leaves: list, encode_leaf, where: str):
                             "and field names are ASCII identifiers")
         return {"namedtuple": {"name": kind.__name__, "fields": list(kind._fields),
                                "items": children}}
+    if kind is Static:
+        return {"static_node": _encode(treedef.aux.value, f"{where}: a static(...) value")}
+    saved = SAVED_NODES.get(kind)
+    if saved is not None:
+        return {"node": {"name": saved.name, "items": children,
+                         "aux": _encode(saved.encode(treedef.aux), f"{where}: {saved.name}")}}
     raise TypeError(f"to_dict: {where} contains a {kind.__name__} container; saved programs "
-                    "hold only tuples, lists, dicts, namedtuples and None")
+                    "hold only tuples, lists, dicts, namedtuples, None, static(...) values and "
+                    "nodes registered with advect.pytree.register_saved_node")
+
+
+def _saved_node(body, decode_leaf, where: str, depth: int):
+    """A registered node, found by name in the registry only (nothing is imported)."""
+    if type(body) is not dict or set(body) != {"name", "items", "aux"}:
+        raise PayloadError(f"{where}: a registered node is {{'name': str, 'items': [tree, ...], "
+                           "'aux': value}")
+    saved = SAVED_NODES_BY_NAME.get(body["name"]) if type(body["name"]) is str else None
+    if saved is None:
+        raise PayloadError(f"{where}: the payload holds a {str(body['name'])[:80]!r} node, which "
+                           "no imported module registers; import the module that does (such "
+                           "as advect.xarray) before loading")
+    items = [_decode_tree(c, decode_leaf, f"{where}[{i}]", depth + 1)
+             for i, c in enumerate(_expect(body["items"], list, f"{where}.items"))]
+    try:
+        aux = saved.decode(_decode(body["aux"], f"{where}.aux", depth=depth + 1))
+        return tree_unflatten(TreeDef(saved.cls, aux, (LEAF,) * len(items)), items)
+    except PayloadError:
+        raise
+    except Exception as exc:
+        raise PayloadError(f"{where}: invalid {saved.name} node ({exc})") from None
 
 
 def is_namedtuple_class(kind) -> bool:
@@ -232,6 +268,10 @@ def _decode_tree(data, decode_leaf, where: str, depth: int = 0):
             return None
         if tag == "namedtuple":
             return _namedtuple_node(body, decode_leaf, where, depth)
+        if tag == "static_node":
+            return Static(_decode(body, where, depth=depth + 1))
+        if tag == "node":
+            return _saved_node(body, decode_leaf, where, depth)
     return decode_leaf(data, where)
 
 
