@@ -162,12 +162,14 @@ def _commit(x, new) -> None:
 
 
 def _cast_for_write(x, new, what):
-    x_dtype, new_dtype = aval_of(x).dtype, aval_of(new).dtype
+    new_aval = aval_of(new)
+    x_dtype, new_dtype = aval_of(x).dtype, new_aval.dtype
     if new_dtype != x_dtype:
         if not np.can_cast(new_dtype, x_dtype, "same_kind"):
             raise TypeError(f"{what}: cannot cast {new_dtype} to {x_dtype} with casting rule "
                             f"'same_kind'; convert explicitly with .astype(np.{x_dtype.name})")
-        new = ops.astype(new, dtype=x_dtype.name)
+        if not new_aval.weak:  # a Python scalar is written as it is, in x's dtype (NEP 50)
+            new = ops.astype(new, dtype=x_dtype.name)
     return new
 
 

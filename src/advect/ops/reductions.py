@@ -13,7 +13,8 @@ from ._rules import fit, reduced_shape
 
 
 def _reduce_abstract(x, *, axes, keepdims):
-    return Aval(reduced_shape(x.shape, axes, keepdims), x.dtype, False, x.device)
+    # a Python scalar in gives a Python scalar out (weak), as a dynamic call does
+    return Aval(reduced_shape(x.shape, axes, keepdims), x.dtype, x.weak, x.device)
 
 
 def _sum_abstract(x, *, axes, keepdims):
@@ -21,7 +22,7 @@ def _sum_abstract(x, *, axes, keepdims):
     dtype = x.dtype
     if dtype.kind == "b" or (dtype.kind in "iu" and dtype.itemsize < 8):
         dtype = np.dtype(np.uint64 if dtype.kind == "u" else np.int64)
-    return Aval(reduced_shape(x.shape, axes, keepdims), dtype, False, x.device)
+    return Aval(reduced_shape(x.shape, axes, keepdims), dtype, x.weak, x.device)
 
 
 def _reduce_sum_transpose(ct, x, *, axes, keepdims):
