@@ -66,9 +66,10 @@ def test_solve(name, a, rhs, kw):
     _all_laws(f, sl.solve(a, rhs, **kw), a, rhs)
 
 
-@pytest.mark.parametrize("trans", [0, "T", 2])
-@pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("unit", [False, True])
+TRIANGULAR = [(0, True, False), ("T", False, True), (2, True, True), (1, False, False)]
+
+
+@pytest.mark.parametrize("trans, lower, unit", TRIANGULAR, ids=str)
 def test_solve_triangular(trans, lower, unit):
     a = (LOW if lower else LOW.T) + 0.3j * np.eye(N) * (trans == 2)
     f = lambda a, b: linalg.solve_triangular(a, b, trans=trans, lower=lower,  # noqa: E731
