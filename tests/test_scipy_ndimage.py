@@ -158,3 +158,12 @@ def test_bad_arguments_raise_like_scipy():
         ad.grad(lambda x: ndimage.uniform_filter1d(x, 3, origin=2).sum())(X1)
     with pytest.raises(TypeError, match="complex"):
         ad.grad(lambda x: ndimage.median_filter(x + 0j, 3).real.sum())(X)
+
+
+def test_output_array_is_written_and_returned():
+    def f(x):
+        out = np.zeros_like(x)
+        returned = ndimage.uniform_filter(x, 3, output=out)
+        return np.sum(returned * out)
+    np.testing.assert_allclose(_traced(f, X), np.sum(nd.uniform_filter(X, 3) ** 2), rtol=1e-13)
+    check_grads(f, (X,), order=1)

@@ -4,13 +4,8 @@
 Each submodule imports SciPy itself (``import advect`` never does) and keeps SciPy's signatures;
 on plain arrays the results are SciPy's, on traced arrays they are differentiable to any order
 and stage into programs that save and load. A ``scipy.*`` function Advect does not cover, called
-on a traced array, raises ``TracingError`` naming that function.
-
-Example:
-    >>> import numpy as np, advect as ad
-    >>> from advect.scipy import special
-    >>> float(ad.grad(lambda x: special.logsumexp(x))(np.zeros(4))[0])
-    0.25
+on a traced array, raises ``TracingError`` naming that function. ``docs/scipy.md`` shows each
+module at work.
 """
 
 import importlib
