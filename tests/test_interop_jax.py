@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import advect as ad
-from interop_cases import central_gradient, complex_model, model
+from interop_cases import central_gradient, complex_model, imports_after_advect, model
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -142,3 +142,16 @@ def test_an_unstageable_function_needs_result_shape_dtypes():
         wrap(branchy)(jnp.ones(2))
     f = wrap(branchy, result_shape_dtypes=jax.ShapeDtypeStruct((2,), jnp.float64))
     np.testing.assert_allclose(jax.grad(lambda x: jnp.sum(f(x)))(jnp.ones(2)), [2.0, 2.0])
+
+
+def test_importing_advect_imports_no_framework():
+    assert imports_after_advect() == set()
+
+
+def test_integer_arrays_cross_as_constants_and_integer_outputs_get_no_gradient():
+    f = wrap(lambda x, idx: (x[idx] * 2.0, np.argmax(x)))
+    x, idx = jnp.asarray([3.0, 1.0, 2.0]), jnp.asarray([2, 0])
+    picked, best = jax.jit(f)(x, idx)
+    assert int(best) == 0 and best.dtype == jnp.int64
+    g = jax.jit(jax.grad(lambda x, i: jnp.sum(f(x, i)[0] ** 2)))(x, idx)
+    np.testing.assert_allclose(g, [24.0, 0.0, 16.0])

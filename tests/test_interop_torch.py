@@ -114,3 +114,13 @@ def test_a_staged_program_is_wrapped_like_a_function():
     x = torch.tensor([0.0, 1.0, -1.0], dtype=torch.float64, requires_grad=True)
     wrap(program)(x).backward()
     torch.testing.assert_close(x.grad, torch.exp(x.detach()))
+
+
+def test_without_requires_grad_the_call_records_nothing():
+    traced = []
+    f = wrap(lambda x: traced.append(ad.is_traced(x)) or x * 2.0)
+    out = f(torch.ones(2, dtype=torch.float64))
+    assert traced == [False] and out.grad_fn is None
+    with torch.no_grad():
+        f(torch.ones(2, requires_grad=True))
+    assert traced == [False, False]

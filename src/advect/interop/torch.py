@@ -100,9 +100,12 @@ def wrap(f: Callable) -> Callable:
 
     def wrapped(*args, **kwargs):
         bridge = Bridge.of(f, args, kwargs, is_operand=_is_operand, to_numpy=_to_numpy)
-        device = bridge.inputs[0].device if bridge.inputs else torch.device("cpu")
-        outs = _apply(bridge, bridge.inputs, device)
-        bridge.inputs = []
+        inputs, bridge.inputs = bridge.inputs, []
+        device = inputs[0].device if inputs else torch.device("cpu")
+        if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+            outs = _apply(bridge, inputs, device)
+        else:  # nothing to differentiate: no record, no autograd node
+            outs = [_to_torch(o, device) for o in bridge.run([_to_numpy(t) for t in inputs])]
         return tree_unflatten(bridge.out_def, outs)
 
     wrapped.__wrapped__ = f
