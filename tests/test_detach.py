@@ -273,3 +273,14 @@ def test_filling_a_plain_array_with_a_traced_value_raises_tracing_error():
     with pytest.raises(ad.TracingError, match="staged value"):
         ad.stage(f, X)
     assert sys.gettrace() is None
+
+
+def test_checkpointed_blocks_refuse_conversions_and_differentiate_python_scalars():
+    with pytest.raises(ad.TracingError, match=r"math\.exp\(\)"):
+        ad.grad(ad.checkpoint(lambda x: x * math.exp(x)))(1.0)
+    # a block of a Python-float input computes a Python float: still differentiated
+    block = ad.checkpoint(lambda x: x ** 3 * 2.0)
+    assert ad.grad(block)(1.5) == pytest.approx(6 * 1.5 ** 2)
+    assert ad.hessian(block)(1.5) == pytest.approx(12 * 1.5)
+    assert ad.grad(lambda x: block(x) * x)(1.5) == pytest.approx(8 * 1.5 ** 3)
+    check_grads(lambda x: np.sum(ad.checkpoint(lambda y: y * y[0].item())(x)), [X], order=2)

@@ -181,7 +181,9 @@ def is_array_leaf(x) -> bool:
 
 
 def _inexact(x) -> bool:
-    return is_array_leaf(x) and aval_of(x).dtype.kind in "fc"
+    """A differentiable output leaf: a floating array, or a Python float or complex (the weak
+    scalar a block of Python-scalar inputs computes)."""
+    return type(x) in (float, complex) or is_array_leaf(x) and aval_of(x).dtype.kind in "fc"
 
 
 def _readonly(x):
@@ -192,7 +194,8 @@ def _readonly(x):
 
 
 def _wrap(trace, value, tangent):
-    return JVPTracer(trace, value, tangent) if is_array_leaf(value) else value
+    return JVPTracer(trace, value, tangent) if tangent is not None or is_array_leaf(value) \
+        else value
 
 
 def _check_captured(trace, leaves, where):
