@@ -335,3 +335,20 @@ def test_a_reduction_of_a_python_float_input_is_weak_in_both_lifetimes(reduce):
     staged = ad.stage(f, 0.75, x)
     assert dynamic.dtype == staged(0.75, x).dtype == staged.output_specs.dtype == np.float32
     assert type(ad.stage(reduce, 0.75)(0.75)) is float
+
+
+@pytest.mark.parametrize("g", [
+    lambda a: np.reshape(a, (1,)), lambda a: np.expand_dims(a, 0), lambda a: np.stack([a, a, a]),
+    np.cumsum, np.ravel, np.atleast_1d,  # an array of a Python float is strong: float64
+    lambda a: (a > 0) * a, lambda a: np.isnan(a) + a,  # Python scalars in: a Python scalar
+], ids=["reshape", "expand_dims", "stack", "cumsum", "ravel", "atleast_1d", "compare", "isnan"])
+def test_python_float_input_dtypes_agree_between_lifetimes(g):
+    # only a 0-d value can be weak: staged specs said float32 for reshape(a, (1,)) * x32 while
+    # the program returned NumPy's float64; comparisons of Python scalars are weak bools
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    f = lambda a, x: g(a) * x  # noqa: E731
+    dynamic, _ = ad.jvp(f, argnums=(0, 1))(0.75, x, tangents=(1.0, x))
+    staged = ad.stage(f, 0.75, x)
+    assert dynamic.dtype == staged(0.75, x).dtype == staged.output_specs.dtype
+    if not ad.is_traced(g(0.75)) and np.ndim(g(0.75)):  # NumPy made an array: as eager
+        assert dynamic.dtype == f(0.75, x).dtype

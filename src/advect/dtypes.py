@@ -37,7 +37,7 @@ class Aval:
                  device: object = None):
         self.shape = shape
         self.dtype = dtype
-        self.weak = weak
+        self.weak = weak and not shape  # only a 0-d value can be a Python scalar (NEP 50)
         self.device = device
 
     @property

@@ -53,7 +53,8 @@ def real_unary(x: Aval, **_) -> Aval:
 
 
 def bool_unary(x: Aval, **_) -> Aval:
-    return Aval(x.shape, np.dtype(bool), False, x.device)
+    # a Python scalar in gives a Python bool out (weak), as a dynamic call does
+    return Aval(x.shape, np.dtype(bool), x.weak, x.device)
 
 
 def broadcast_binary(x: Aval, y: Aval, **_) -> Aval:
@@ -73,7 +74,7 @@ def float_binary(x: Aval, y: Aval, **_) -> Aval:
 
 def compare_binary(x: Aval, y: Aval, **_) -> Aval:
     shape = x.shape if x.shape == y.shape else broadcast_shapes(x.shape, y.shape)
-    return Aval(shape, np.dtype(bool), False, x.device or y.device)
+    return Aval(shape, np.dtype(bool), x.weak and y.weak, x.device or y.device)
 
 
 _WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
