@@ -119,3 +119,16 @@ def test_staged_programs_with_labels_save_and_load():
         restored(ds, static(3.0))
     with pytest.raises(TypeError, match="Labeled container"):  # subclasses are not saved
         ad.stage(lambda t: t * 2, Labeled(_temperature())).to_dict()
+
+
+def test_multiindexes_and_datetime_coordinates_are_restored():
+    stacked = _temperature().drop_vars("lat").stack(z=("x", "y"))
+    g = ad.grad(lambda t: (t ** 2).sum().data)(stacked)
+    assert g.identical(stacked * 2) and type(g.xindexes["z"]).__name__ == "PandasMultiIndex"
+    with pytest.raises(TypeError, match="PandasMultiIndex"):
+        ad.stage(lambda t: t * 2, stacked).to_dict()
+    days = np.array(["2020-01-01", "2020-01-02", "2020-01-03"], dtype="datetime64[ns]")
+    series = xr.DataArray(np.arange(3.0), dims="time", coords={"time": days})
+    program = ad.stage(lambda t: t * 2, series)
+    restored = StagedProgram.from_dict(json.loads(json.dumps(program.to_dict())))
+    assert restored(series).identical(program(series))

@@ -75,7 +75,8 @@ class Bridge:
         to_numpy = to_numpy or (lambda leaf: leaf)
         leaves, treedef = tree_flatten((tuple(args), dict(kwargs)))
         positions = [i for i, leaf in enumerate(leaves) if is_operand(leaf)]
-        constants = [None if i in positions else to_numpy(leaf) for i, leaf in enumerate(leaves)]
+        operand = set(positions)
+        constants = [None if i in operand else to_numpy(leaf) for i, leaf in enumerate(leaves)]
         bridge = cls(f, treedef, constants, positions, conjugate)
         bridge.inputs = [leaves[i] for i in positions]
         return bridge
@@ -101,8 +102,9 @@ class Bridge:
         return arrays, out_def
 
     def run(self, arrays: Sequence) -> list:
-        """The outputs alone (no derivative is recorded)."""
-        return self._flat_outputs(self.call(*arrays))[0]
+        """The outputs alone (no derivative is recorded). The arrays may share the host's
+        memory, so ``f`` sees read-only views, as inside a transform."""
+        return self._flat_outputs(self.call(*map(_read_only, arrays)))[0]
 
     def forward(self, arrays: Sequence) -> tuple[list, Record]:
         """Run once under ``linearize``: the flat outputs and the record for
@@ -137,10 +139,9 @@ class Bridge:
         def pullback_of(*xs):
             arrays, cts = xs[:n], xs[n:]
             _, pullback = vjp(call, tuple(range(n)))(*arrays)
-            cts = [(np.conj(c) if conjugate else c) if keep else None
-                   for c, keep in zip(cts, inexact)]
-            results = pullback(tree_unflatten(out_def, list(cts)))
-            return tuple(np.conj(r) if conjugate else r for r in results)
+            cts = [_conj(c, conjugate) if keep else None for c, keep in zip(cts, inexact)]
+            results = pullback(tree_unflatten(out_def, cts))
+            return tuple(_conj(r, conjugate) for r in results)
 
         m = out_def.num_leaves
         return Bridge(pullback_of, tree_flatten((tuple(range(n + m)), {}))[1],
@@ -148,7 +149,15 @@ class Bridge:
 
 
 def _conj(array, conjugate: bool):
+    """Conjugate a complex array (NumPy or traced) for a host whose convention asks for it."""
     return np.conj(array) if conjugate and array.dtype.kind == "c" else array
+
+
+def _read_only(array):
+    if isinstance(array, np.ndarray) and array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
 
 
 def _cotangent(ct, dtype: np.dtype, conjugate: bool):
