@@ -14,6 +14,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
+from ..errors import TracingError
 from ._functions import (
     _full_like,
     _moveaxis,
@@ -171,6 +172,13 @@ def _geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
         raise TypeError("np.geomspace with complex endpoints is not supported on traced "
                         "arrays; use np.exp(np.linspace(np.log(a), np.log(b), n))")
     dt = np.result_type(_float_dtype(start, stop), np.float64)  # as NumPy's geomspace
+    for end in (start, stop):
+        try:
+            value = concrete(end, "np.geomspace")
+        except TracingError:  # staged: a zero endpoint gives NaN, where NumPy raises
+            continue
+        if np.any(value == 0):
+            raise ValueError("Geometric sequence cannot include zero")
     start, stop = astype(start, dt), astype(stop, dt)
     sign = ops.sign(start)
     logs = _linspace(ops.log10(ops.abs(start)), ops.log10(ops.abs(stop)), num=num,

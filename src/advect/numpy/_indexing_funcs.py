@@ -224,13 +224,13 @@ def _tri_mask(a, k):
 @implements(np.tril)
 def _tril(m, k=0):
     m = operand(m)
-    return ops.where(on_provider_of(m, _tri_mask(m, k)), m, 0)
+    return ops.where(on_provider_of(m, _tri_mask(m, k)), m, ops.zeros_like(m, shape=()))
 
 
 @implements(np.triu)
 def _triu(m, k=0):
     m = operand(m)
-    return ops.where(on_provider_of(m, _tri_mask(m, k - 1)), 0, m)
+    return ops.where(on_provider_of(m, _tri_mask(m, k - 1)), ops.zeros_like(m, shape=()), m)
 
 
 @implements(np.fill_diagonal)

@@ -219,9 +219,19 @@ def _polysub(a1, a2):
     return ops.subtract(_pad_front(a1, n), _pad_front(a2, n))
 
 
-@implements(np.polymul)
+def _without_leading_zeros(p, what):
+    """NumPy's poly1d(p): leading zero coefficients dropped (all zeros leave one), a shape
+    that depends on the data."""
+    values = concrete(p, f"{what} (it drops leading zero coefficients, a data-dependent shape)")
+    nonzero = np.flatnonzero(values)
+    start = nonzero[0] if nonzero.size else max(len(values) - 1, 0)
+    return slice_along(p, int(start), len(values), 0) if start else p
+
+
+@implements(np.polymul, dynamic_only=True)
 def _polymul(a1, a2):
-    return _convolve(_coefficients(a1), _coefficients(a2))
+    return _convolve(*(_without_leading_zeros(_coefficients(a), "numpy.polymul")
+                       for a in (a1, a2)))
 
 
 @implements(np.polyder)
@@ -282,7 +292,9 @@ def _poly(seq_of_zeros):
     zeros = operand(seq_of_zeros)
     if _ndim(zeros) == 2 and _shape(zeros)[0] == _shape(zeros)[1] and _shape(zeros)[0]:
         zeros = np.linalg.eigvals(zeros)
-    elif _ndim(zeros) != 1:
+    elif _ndim(zeros) == 1:  # NumPy computes in the smallest inexact type that holds them
+        zeros = astype(zeros, np.mintypecode(aval_of(zeros).dtype.char))
+    else:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     coeffs = np.ones(1, dtype=aval_of(zeros).dtype)
     for i in range(_shape(zeros)[0]):
@@ -322,6 +334,9 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         raise TypeError("numpy.polyfit: full=, cov= and rcond= are not supported on traced "
                         "arrays (the fit is a QR least-squares solve of full rank)")
     x, y = operand(x), operand(y)
+    if np.float16 in (aval_of(x).dtype, aval_of(y).dtype):  # NumPy's lstsq refuses them
+        raise TypeError("numpy.polyfit: array type float16 is unsupported in linalg; convert "
+                        "it with .astype(np.float32) first")
     deg = int(deg)
     lhs = _vander(x, deg + 1)
     rhs = y

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import ops
 from ..core import Tracer
-from ..dtypes import aval_of
+from ..dtypes import aval_of, real_dtype
 from ..ops._rules import normalize_axes
 from ._creation import _linspace
 from ._functions import (
@@ -62,6 +62,10 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
     keep = [d for d in range(nd) if d not in axes]
     lead = tuple(_shape(a)[d] for d in keep)
     m = math.prod(_shape(a)[d] for d in axes)
+    if (aval_of(a).dtype.kind == "b" and method not in ("lower", "higher", "nearest")
+            and "median" not in name):  # a median of bools averages, it does not subtract
+        raise TypeError(f"numpy.{name}: NumPy interpolates bools with a subtraction it does not "
+                        "support; convert them with .astype(np.float64) first")
     if aval_of(a).dtype.kind not in "fc":
         a = astype(a, np.float64)
     flat = _reshape(_transpose(a, keep + list(axes)), lead + (m,))
@@ -73,12 +77,13 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
     kept = tuple(1 if d in axes else n_ for d, n_ in enumerate(_shape(a))) if keepdims else lead
     if m == 0:  # NumPy's quantile of nothing is NaN
         return ops.full_like(a, fill_value=np.nan, shape=q_shape + kept, dtype=out_dtype.name)
-    qv = astype(q, dtype)
+    qv = astype(q, real_dtype(dtype))  # positions are real, also for complex data
     if isinstance(q, Tracer) and scale != 1:
         qv = ops.divide(qv, scale)
     qv = _reshape(qv, (1,) * len(lead) + (-1,))
     if skip_nan:
-        n = reduction(ops.reduce_sum, astype(ops.logical_not(ops.isnan(flat)), dtype), -1, True)
+        n = reduction(ops.reduce_sum, astype(ops.logical_not(ops.isnan(flat)), real_dtype(dtype)),
+                      -1, True)
         last = ops.subtract(n, 1)
     else:
         n, last = m, m - 1
@@ -257,6 +262,10 @@ def _histogramdd(sample, bins=10, range=None, density=None, weights=None):
         sample = ops.concat(*(ops.expand_dims(_ravel(operand(s)), axes=(1,)) for s in sample),
                             axis=1)
     sample = operand(sample)
+    for x in (sample, weights):  # NumPy casts both to float64 safely
+        if x is not None and aval_of(operand(x)).dtype.kind == "c":
+            raise TypeError(f"numpy.histogramdd: cannot cast {aval_of(operand(x)).dtype} data "
+                            "to float64 safely; pass real values (np.real(x)) instead")
     if len(_shape(sample)) == 1:
         sample = _reshape(sample, (-1, 1))
     n, dims = _shape(sample)

@@ -125,6 +125,8 @@ def _isneginf(x, out=None):
 @implements(np.isclose, nondiff=True)
 def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = operand(a), operand(b)
+    if aval_of(b).dtype.kind not in "fc":  # NumPy compares with b as result_type(b, 1.0)
+        b = ops.astype(b, dtype="float64")
     finite = ops.logical_and(ops.isfinite(a), ops.isfinite(b))
     near = ops.less_equal(ops.abs(ops.subtract(a, b)),
                           ops.add(atol, ops.multiply(rtol, ops.abs(b))))

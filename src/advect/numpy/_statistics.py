@@ -122,9 +122,16 @@ def _diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     return a
 
 
+_BOOL_SUBTRACT = ("numpy boolean subtract, the `-` operator, is not supported, use the "
+                  "bitwise_xor, the `^` operator, or the logical_xor function instead")
+
+
 @implements(np.ediff1d)
 def _ediff1d(ary, to_end=None, to_begin=None):
-    out = _diff(_ravel(operand(ary)))
+    ary = operand(ary)
+    if _kind(ary) == "b":  # NumPy subtracts, where diff compares
+        raise TypeError(_BOOL_SUBTRACT)
+    out = _diff(_ravel(ary))
     parts = [out]
     if to_begin is not None:
         parts.insert(0, astype(_ravel(operand(to_begin)), aval_of(out).dtype))
@@ -207,6 +214,8 @@ def _gradient_axis(f, h, axis, edge_order):
 @implements(np.gradient)
 def _gradient(f, *varargs, axis=None, edge_order=1):
     f = operand(f)
+    if _kind(f) == "b":  # NumPy converts integers to float64, but subtracts bools
+        raise TypeError(_BOOL_SUBTRACT)
     if _kind(f) not in "fc":
         f = astype(f, np.float64)
     axes = normalize_axes(axis, _ndim(f)) if axis is not None else tuple(range(_ndim(f)))

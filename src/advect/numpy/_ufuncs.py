@@ -117,6 +117,19 @@ UFUNCS = {
 }
 UFUNCS.update(zip(present(np, "matvec", "vecmat"), (_matvec, _vecmat)))  # NumPy 2.2+
 
+def _in_scipy_loop(name, op):
+    """``op`` (a NumPy ufunc's op) with its operands first cast to the loop of SciPy's ufunc
+    ``name``: scipy.special.cbrt has only float64 and float32 loops and picks float64 for
+    int8 and float16, where np.cbrt keeps float16."""
+    def call(*args):
+        u = getattr(sys.modules["scipy.special"], name)
+        dtypes = u.resolve_dtypes(tuple(type(a) if isinstance(a, int | float | complex)
+                                        else aval_of(a).dtype for a in args) + (None,) * u.nout)
+        return op(*(a if isinstance(a, int | float | complex) or aval_of(a).dtype == d
+                    else ops.astype(a, dtype=d.name) for a, d in zip(args, dtypes)))
+    return call
+
+
 # scipy.special ufuncs by name; their rows join UFUNCS on first use (see translation)
 SCIPY_SPECIAL = {
     "erf": ops.erf, "erfc": ops.erfc, "erfcx": ops.erfcx, "erfinv": ops.erfinv,
@@ -127,8 +140,10 @@ SCIPY_SPECIAL = {
     "i0": ops.i0, "i0e": ops.i0e, "i1": ops.i1, "i1e": ops.i1e,
     "erfcinv": ops.erfcinv, "erfi": ops.erfi, "dawsn": ops.dawsn, "wofz": ops.wofz,
     "ndtri_exp": ops.ndtri_exp, "loggamma": ops.loggamma, "beta": ops.beta, "poch": ops.poch,
-    "exp10": ops.exp10, "exp2": ops.exp2, "expm1": ops.expm1, "log1p": ops.log1p,
-    "cbrt": ops.cbrt, "cosdg": ops.cosdg, "sindg": ops.sindg, "tandg": ops.tandg,
+    "exp10": ops.exp10, "exp2": _in_scipy_loop("exp2", ops.exp2),
+    "expm1": _in_scipy_loop("expm1", ops.expm1), "log1p": _in_scipy_loop("log1p", ops.log1p),
+    "cbrt": _in_scipy_loop("cbrt", ops.cbrt), "cosdg": ops.cosdg, "sindg": ops.sindg,
+    "tandg": ops.tandg,
     "cotdg": ops.cotdg, "cosm1": ops.cosm1, "spence": ops.spence, "kl_div": ops.kl_div,
     "huber": ops.huber, "pseudo_huber": ops.pseudo_huber, "ellipk": ops.ellipk,
     "ellipe": ops.ellipe, "j0": ops.j0, "j1": ops.j1, "y0": ops.y0, "y1": ops.y1,

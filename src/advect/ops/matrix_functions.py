@@ -17,7 +17,8 @@ from .. import ops
 from ..core import Op
 from ..dtypes import Aval, aval_of
 from ._rules import broadcast_shapes, fit, unbroadcast
-from .linalg import _mask_dtype, _matrix_aval, _pattern, _right_solve_upper, matrix_transpose
+from .linalg import _mask_dtype, _pattern, _right_solve_upper, matrix_transpose
+from .linalg import _matrix_aval as _numpy_matrix_aval
 
 
 def _scipy_linalg(name: str):
@@ -42,6 +43,12 @@ def _mH(x):
 
 # --- the matrix exponential ---------------------------------------------------------------------
 
+def _matrix_aval(x, name):
+    """NumPy's linalg rule, except that SciPy computes float16 input in float32."""
+    return _numpy_matrix_aval(x.update(dtype=np.dtype(np.float32)) if x.dtype == np.float16
+                              else x, name)
+
+
 def _expm_jvp(primals, tangents, out):
     return expm_frechet(primals[0], tangents[0])
 
@@ -55,11 +62,12 @@ expm = Op("expm", abstract=lambda a: _matrix_aval(a, "expm"), impl=_expm_impl, j
 
 
 def _frechet_abstract(a, e):
+    dtype = np.result_type(a.dtype, e.dtype, np.float32)  # the block the impl builds
     a = _matrix_aval(a, "expm_frechet")
     if e.shape[-2:] != a.shape[-2:]:
         raise ValueError(f"expm_frechet: direction of shape {e.shape} does not match a matrix "
                          f"of shape {a.shape}")
-    dtype = np.result_type(a.dtype, _matrix_aval(e, "expm_frechet").dtype)
+    _matrix_aval(e, "expm_frechet")
     return Aval((*broadcast_shapes(a.shape[:-2], e.shape[:-2]), *a.shape[-2:]), dtype, False,
                 a.device or e.device)
 
@@ -115,7 +123,8 @@ expm_frechet = Op("expm_frechet", abstract=_frechet_abstract, impl=_frechet_impl
 # --- the pivoted LU factorization ---------------------------------------------------------------
 
 def _lu_abstract(a):
-    a = _matrix_aval(a, "lu_factor")
+    dtype = np.result_type(a.dtype, np.float32)  # SciPy's LAPACK type: int8 -> float32
+    a = _matrix_aval(a, "lu_factor").update(dtype=dtype)
     return a, Aval(a.shape[:-1], np.dtype(np.int32), False, a.device)
 
 
