@@ -14,7 +14,7 @@ from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import dot_sum, normalize_axes
+from ..ops._rules import dot_sum, index_tuple, normalize_axes
 from ..providers import numpy_dtype, on_provider_of
 
 __all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "NONDIFF", "WITHOUT_TRANSLATION",
@@ -275,7 +275,7 @@ def _cumsum(a, axis=None, dtype=None, out=None):
 # --- shape -----------------------------------------------------------------------------------
 
 def _resolve_shape(shape, size):
-    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(int(n) for n in shape)
+    shape = index_tuple(shape)
     if shape.count(-1) > 1:
         raise ValueError("can only specify one unknown dimension")
     if -1 in shape:
@@ -314,7 +314,8 @@ def flat_axis(a, axis):
 @implements(np.transpose, np.permute_dims)
 def _transpose(a, axes=None):
     ndim = len(_shape(a))
-    axes = tuple(reversed(range(ndim))) if axes is None else tuple(a_ % ndim for a_ in axes)
+    axes = tuple(reversed(range(ndim))) if axes is None else tuple(
+        a_ % ndim for a_ in index_tuple(axes))
     if axes == tuple(range(ndim)):
         return a
     return ops.permute_dims(a, axes=axes)
@@ -324,7 +325,7 @@ def _transpose(a, axes=None):
 def _swapaxes(a, axis1, axis2):
     ndim = len(_shape(a))
     axes = list(range(ndim))
-    i, j = axis1 % ndim, axis2 % ndim
+    (i,), (j,) = normalize_axes(axis1, ndim), normalize_axes(axis2, ndim)
     axes[i], axes[j] = axes[j], axes[i]
     return _transpose(a, axes)
 
@@ -332,10 +333,11 @@ def _swapaxes(a, axis1, axis2):
 @implements(np.moveaxis)
 def _moveaxis(a, source, destination):
     ndim = len(_shape(a))
-    source = normalize_axes(source, ndim) if isinstance(source, int) else tuple(
-        s % ndim for s in source)
-    destination = (destination,) if isinstance(destination, int) else tuple(destination)
-    destination = tuple(d % ndim for d in destination)
+    source = tuple(normalize_axes(s, ndim)[0] for s in index_tuple(source))
+    destination = tuple(normalize_axes(d, ndim)[0] for d in index_tuple(destination))
+    if len(source) != len(destination):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
     order = [n for n in range(ndim) if n not in source]
     for dest, src in sorted(zip(destination, source)):
         order.insert(dest, src)
@@ -354,13 +356,13 @@ def _squeeze(a, axis=None):
 
 @implements(np.expand_dims)
 def _expand_dims(a, axis):
-    ndim = len(_shape(a)) + (1 if isinstance(axis, int) else len(axis))
+    ndim = len(_shape(a)) + len(index_tuple(axis))
     return ops.expand_dims(a, axes=normalize_axes(axis, ndim))
 
 
 @implements(np.broadcast_to)
 def _broadcast_to(array, shape, subok=False):
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = index_tuple(shape)
     return array if _shape(array) == shape else ops.broadcast_to(array, shape=shape)
 
 
@@ -396,10 +398,11 @@ def _flip(m, axis=None):
 def _roll(a, shift, axis=None):
     if axis is None:
         return _reshape(_roll(_ravel(a), shift, 0), _shape(a))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
+    axes, shifts = index_tuple(axis), index_tuple(shift)
+    axes, shifts = np.broadcast_arrays(axes, shifts)  # NumPy pairs them by broadcasting
     ndim = len(_shape(a))
-    return ops.roll(a, shift=tuple(int(s) for s in shifts), axes=tuple(x % ndim for x in axes))
+    return ops.roll(a, shift=tuple(int(s) for s in shifts),
+                    axes=tuple(int(x) % ndim for x in axes))
 
 
 # --- elementwise helpers -----------------------------------------------------------------------
@@ -475,7 +478,7 @@ def _empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None
 
 @implements(np.full_like)
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    shape = None if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    shape = None if shape is None else index_tuple(shape)
     dtype = None if dtype is None else np.dtype(dtype).name
     if hasattr(fill_value, "shape"):  # a traced fill value broadcasts and stays differentiable
         target = ops.zeros_like(a, shape=shape, dtype=dtype)
@@ -506,13 +509,11 @@ def _dot(a, b, out=None):
 @implements(np.tensordot)
 def _tensordot(a, b, axes=2):
     na, nb = len(_shape(a)), len(_shape(b))
-    if isinstance(axes, int | np.integer):
-        xa = tuple(range(na - axes, na))
-        xb = tuple(range(axes))
+    if getattr(axes, "ndim", 0) == 0 and hasattr(axes, "__index__"):
+        (n,) = index_tuple(axes)
+        xa, xb = tuple(range(na - n, na)), tuple(range(n))
     else:
-        xa, xb = axes
-        xa = (xa,) if isinstance(xa, int) else tuple(xa)
-        xb = (xb,) if isinstance(xb, int) else tuple(xb)
+        xa, xb = (index_tuple(x) for x in axes)
     return ops.dot_general(a, b, contract=(tuple(i % na for i in xa), tuple(i % nb for i in xb)),
                            batch=((), ()))
 

@@ -27,7 +27,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import dot_sum, normalize_axes
+from ..ops._rules import dot_sum, index_tuple, normalize_axes
 from ..ops.linalg import hermitian_part
 from ._functions import _tensordot, concrete, implements
 
@@ -476,8 +476,7 @@ def _norm(x, ord=None, axis=None, keepdims=False):
         if nd not in (1, 2):
             raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
         axis = tuple(range(nd))
-    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
-    axes = tuple(int(a) % nd for a in axes)
+    axes = tuple(a % nd for a in index_tuple(axis))
     if len(axes) == 1:
         if isinstance(ord, str):
             raise ValueError(f"numpy.linalg.norm: invalid norm order {ord!r} for vectors")

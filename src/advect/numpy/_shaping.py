@@ -14,7 +14,7 @@ from .. import ops
 from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..ops._rules import normalize_axes
+from ..ops._rules import index_tuple, normalize_axes
 from ._functions import (
     _concatenate,
     _flip,
@@ -118,10 +118,10 @@ def _block_impl(arrays):
 @implements(np.array_split)
 def _array_split(ary, indices_or_sections, axis=0):
     ary = operand(ary)
-    n = _shape(ary)[axis]
     axis = normalize_axes(axis, _ndim(ary))[0]
-    if isinstance(indices_or_sections, int | np.integer):
-        sections = int(indices_or_sections)
+    n = _shape(ary)[axis]
+    sections = _sections(indices_or_sections)
+    if sections is not None:
         if sections <= 0:
             raise ValueError("number sections must be larger than 0.")
         each, extra = divmod(n, sections)
@@ -136,11 +136,22 @@ def _array_split(ary, indices_or_sections, axis=0):
     return out
 
 
+def _sections(indices_or_sections):
+    """The number of equal sections, or None for split indices (NumPy tries ``len()``, so a
+    0-d array is a number)."""
+    try:
+        len(indices_or_sections)
+    except TypeError:
+        return int(indices_or_sections)
+    return None
+
+
 @implements(np.split)
 def _split(ary, indices_or_sections, axis=0):
-    if isinstance(indices_or_sections, int | np.integer):
-        n = _shape(operand(ary))[axis]
-        if n % indices_or_sections:
+    sections = _sections(indices_or_sections)
+    if sections is not None:
+        n = _shape(operand(ary))[normalize_axes(axis, _ndim(ary))[0]]
+        if n % sections:
             raise ValueError("array split does not result in an equal division")
     return _array_split(ary, indices_or_sections, axis)
 
@@ -178,7 +189,7 @@ def _unstack(x, /, *, axis=0):
 @implements(np.tile)
 def _tile(A, reps):
     A = operand(A)
-    reps = (reps,) if isinstance(reps, int | np.integer) else tuple(reps)
+    reps = index_tuple(reps)
     shape = _shape(A)
     d = max(len(shape), len(reps))
     shape = (1,) * (d - len(shape)) + shape
@@ -203,7 +214,9 @@ def _repeat(a, repeats, axis=None):
 @implements(np.resize)
 def _resize(a, new_shape):
     a = _ravel(operand(a))
-    new_shape = (new_shape,) if isinstance(new_shape, int | np.integer) else tuple(new_shape)
+    # NumPy takes one integer or a sequence here; a 0-d array raises TypeError as in NumPy
+    new_shape = index_tuple((new_shape,) if isinstance(new_shape, int | np.integer)
+                            else tuple(new_shape))
     size = math.prod(new_shape)
     n = _shape(a)[0]
     if n == 0 or size == 0:

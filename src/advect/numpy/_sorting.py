@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import aval_of
-from ..ops._rules import normalize_axes
+from ..ops._rules import index_tuple, normalize_axes
 from ._functions import (
     _concatenate,
     _ravel,
@@ -62,7 +62,7 @@ def _sort_complex(a):
 
 
 def _kth(kth):
-    return (int(kth),) if isinstance(kth, int | np.integer) else tuple(int(k) for k in kth)
+    return index_tuple(kth)
 
 
 @implements(np.argpartition, nondiff=True)

@@ -6,6 +6,7 @@ op-table modules can use these helpers while they are being defined.
 
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
 
 import numpy as np
@@ -17,7 +18,8 @@ from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
 __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcast_binary",
            "float_binary", "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
            "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "reduced_shape",
-           "real_unary", "add_tangents", "scale", "unary_partial", "ufunc_abstract", "dot_sum"]
+           "real_unary", "add_tangents", "scale", "unary_partial", "ufunc_abstract", "dot_sum",
+           "index_tuple"]
 
 
 def is_linear(x) -> bool:
@@ -107,14 +109,34 @@ def ufunc_abstract(ufunc):
     return abstract
 
 
+def index_tuple(value) -> tuple[int, ...]:
+    """``value`` as NumPy reads an axis, shape, count or ``kth`` argument: one integer (Python,
+    NumPy, or a 0-d integer array) or a sequence of them, as a tuple of Python ints.
+
+    Raises:
+        TypeError: for a float, or a sequence holding one (NumPy's error), never a truncation.
+
+    Example:
+        >>> index_tuple(np.array(2)), index_tuple([np.int64(1), 3])
+        ((2,), (1, 3))
+    """
+    if getattr(value, "ndim", 0) == 0 and hasattr(value, "__index__"):
+        return (operator.index(value),)
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise TypeError(f"'{type(value).__name__}' object cannot be interpreted as an "
+                        "integer") from None
+    return tuple(operator.index(v) for v in items)
+
+
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, int or sequence, negatives allowed) as a sorted tuple of axes."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    axes = index_tuple(axis)
     out = []
     for a in axes:
-        a = int(a)
         if not -ndim <= a < max(ndim, 1):
             raise np.exceptions.AxisError(a, ndim)
         out.append(a % ndim if ndim else 0)
