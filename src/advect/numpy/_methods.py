@@ -1,7 +1,9 @@
 """The ndarray surface of every tracer: properties, operators, methods, NumPy protocols.
 
 Methods translate to canonical ops (through the same helpers as the NumPy functions) and never
-detach: ``__array__``, ``float()`` while staging and friends raise ``TracingError`` instead.
+detach: ``__array__``, writes into plain arrays, and ``float()`` and friends of a value that
+depends on a differentiated input (or of any value while staging) raise ``TracingError``;
+``.item()`` and ``.tolist()`` of such values stay traced.
 """
 
 from __future__ import annotations
@@ -310,7 +312,7 @@ class ArrayTracer(Tracer):
     def nbytes(self):
         return self.size * self.itemsize
 
-    # --- Python conversions: read the current value (dynamic) or raise (staged) ---------------
+    # --- Python conversions: the current value of an undifferentiated value, else raise -------
     def _concrete(self):
         raise TracingError("this traced value has no concrete data")
 
