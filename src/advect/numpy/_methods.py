@@ -8,11 +8,7 @@ depends on a differentiated input (or of any value while staging) raise ``Tracin
 
 from __future__ import annotations
 
-import ast
-import dis
-import linecache
 import sys
-from types import TracebackType
 
 import numpy as np
 
@@ -21,12 +17,11 @@ from ..core import Tracer
 from ..errors import TracingError
 from . import _functions, _ufuncs
 from ._construct import asarray
+from ._conversions import scalar_conversion, stays_traced, traced_item, traced_tolist
 from ._indexing import getitem
-from ._mutation import INPUT, View, assign_inplace, mark_view, owned_copy, setitem, write_plain
+from ._mutation import INPUT, View, assign_inplace, mark_view, owned_copy, setitem
 
 __all__ = ["ArrayTracer", "INPUT"]
-
-_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
 # NumPy functions whose result is a view of their first argument
 _VIEW_FUNCTIONS = frozenset({
@@ -66,111 +61,6 @@ def _view(x, out):
     if out is not x:
         mark_view(x, out, None)
     return out
-
-
-def _scalar_conversion(x, what):
-    """The current value for ``float(x)`` and friends (``what`` names the function).
-
-    Refuses ``plain[i] = x``, which NumPy performs through the same conversion and which would
-    detach ``x``, and any conversion of a value that depends on a differentiated input: a
-    Python number carries no derivative, so the result would silently be a constant."""
-    frame = sys._getframe(2)
-    try:
-        if frame.f_lasti >= 0 and frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
-            write_plain(np.empty(0), "item assignment")
-        if _differentiated(x):
-            name = _called_name(frame) or what
-            instead = (f"np.{name[5:]}(x) instead of {name}(x)" if name.startswith("math.")
-                       else "x instead of float(x), np.exp(x) instead of math.exp(x)")
-            raise TracingError(
-                f"{name}() of a traced value that depends on a differentiated input would "
-                "detach it: the result is a plain Python number, so the derivative through it "
-                f"would silently be zero. Keep it an array ({instead}), or call "
-                "advect.stop_gradient(x) first if you want a constant")
-        return x._concrete_for(f"{what}()")
-    except TracingError as error:  # also when NumPy's C code asked (plain[i] = x, y.fill(x))
-        _raise_in(frame, error)
-
-
-def _differentiated(x) -> bool:
-    """Whether a tracer's value depends on a differentiated input at any nesting level."""
-    while isinstance(x, Tracer):
-        if getattr(x, "tangent", None) is not None:
-            return True
-        x = getattr(x, "primal", None)
-    return False
-
-
-def _stays_traced(x) -> bool:
-    """Whether ``x.item()`` must return a traced value: it depends on a differentiated input,
-    or it has no data (while staging)."""
-    while isinstance(x, Tracer):
-        if getattr(x, "tangent", None) is not None or not hasattr(x, "primal"):
-            return True
-        x = x.primal
-    return False
-
-
-def _called_name(frame) -> str | None:
-    """The dotted name of the function the frame's current instruction calls (``math.exp``),
-    read from its source; None when there is no call or no source."""
-    code = frame.f_code
-    try:
-        if not dis.opname[code.co_code[frame.f_lasti]].startswith(("CALL", "PRECALL")):
-            return None
-        first, last, start, end = list(code.co_positions())[frame.f_lasti // 2]
-        lines = [linecache.getline(code.co_filename, n) for n in range(first, last + 1)]
-        lines[-1] = lines[-1][:end]
-        lines[0] = lines[0][start:]
-        call = ast.parse("".join(lines).strip(), mode="eval").body
-        return ast.unparse(call.func) if isinstance(call, ast.Call) else None
-    except Exception:  # no source, or not one call expression
-        return None
-
-
-def _raise_in(frame, error):
-    """Raise ``error`` as the exception of the statement ``frame`` runs.
-
-    NumPy turns any error from a sequence-like operand of ``plain[i] = x`` or ``plain.fill(x)``
-    into its own "setting an array element with a sequence"; a one-shot trace function on the
-    frame puts ``error`` back when that exception arrives. (Skipped when a Python-level tracer, a
-    debugger or coverage, is active: NumPy's error then carries ``error`` as its cause.)"""
-    if sys.gettrace() is None:
-        def restore(_frame, event, _arg):
-            frame.f_trace = None
-            sys.settrace(None)
-            if event == "exception":
-                raise error.with_traceback(TracebackType(None, frame, frame.f_lasti,
-                                                         frame.f_lineno))
-        frame.f_trace = restore
-        sys.settrace(_no_tracing)
-    raise error
-
-
-def _no_tracing(_frame, _event, _arg):
-    """The thread's trace function while :func:`_raise_in` waits: it traces no new frame."""
-    return None
-
-
-def _item(x, index):
-    """``x.item(*index)`` as a traced 0-d value (NumPy's index forms: none, flat, per axis)."""
-    if len(index) == 1 and isinstance(index[0], tuple):
-        index = index[0]
-    if not index:
-        if x.size != 1:
-            raise ValueError("can only convert an array of size 1 to a Python scalar")
-        return ops.reshape(x, shape=())
-    if len(index) == 1:
-        flat = ops.reshape(x, shape=(x.size,))
-        return owned_copy(flat[index[0]])
-    return owned_copy(x[tuple(index)])
-
-
-def _tolist(x):
-    """``x.tolist()`` as nested lists of traced 0-d values."""
-    if not x.shape:
-        return ops.reshape(x, shape=())
-    return [_tolist(owned_copy(x[i])) for i in range(x.shape[0])]
 
 
 class _Flat:
@@ -320,16 +210,16 @@ class ArrayTracer(Tracer):
         return bool(self._concrete_for("bool()"))
 
     def __float__(self):
-        return float(_scalar_conversion(self, "float"))
+        return float(scalar_conversion(self, "float"))
 
     def __int__(self):
-        return int(_scalar_conversion(self, "int"))
+        return int(scalar_conversion(self, "int"))
 
     def __complex__(self):
-        return complex(_scalar_conversion(self, "complex"))
+        return complex(scalar_conversion(self, "complex"))
 
     def __index__(self):
-        value = _scalar_conversion(self, "operator.index")
+        value = scalar_conversion(self, "operator.index")
         if np.asarray(value).dtype.kind not in "iub":
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(value)
@@ -343,14 +233,14 @@ class ArrayTracer(Tracer):
     def item(self, *args):
         """The element as a Python scalar, or as a traced 0-d value when it depends on a
         differentiated input or has no data (staging), so no derivative is lost."""
-        if _stays_traced(self):
-            return _item(self, args)
+        if stays_traced(self):
+            return traced_item(self, args)
         return self._concrete_for(".item()").item(*args)
 
     def tolist(self):
         """Nested lists of Python scalars, or of traced 0-d values (see :meth:`item`)."""
-        if _stays_traced(self):
-            return _tolist(self)
+        if stays_traced(self):
+            return traced_tolist(self)
         return np.asarray(self._concrete_for(".tolist()")).tolist()
 
     def __len__(self):
