@@ -303,8 +303,11 @@ class _Builder:
              "shape_op", "index", "where", "matmul", "concat", "roll", "cumsum", "update")
 
 
-FINISH = ["np.sum({v})", "np.mean({v})", "np.sum({v} ** 2)", "np.sum(np.sin({v}))",
-          "{v}.sum()", "np.sum({v} * {v}) / 2.0", "np.sum(np.tanh({v}) * {c})"]
+# linear finishers come first and twice: a cotangent that arrives from a sum or mean as a 0-d
+# stand-in is what lost reduction factors in reverse mode (issue 10)
+FINISH = ["np.sum({v})", "np.mean({v})", "{v}.sum()", "np.mean({v}) * 3.0", "np.sum({v})",
+          "np.sum({v} ** 2)", "np.sum(np.sin({v}))", "np.sum({v} * {v}) / 2.0",
+          "np.sum(np.tanh({v}) * {c})"]
 
 
 @st.composite
@@ -330,7 +333,8 @@ def programs(draw, max_steps: int = 6) -> Program:
         outs = ", ".join(unused)
         source = (f"def body({args}):\n{body}\n    return {last}, {outs}\n\n"
                   f"def f({args}):\n    v, {outs} = body({args})\n    return {finish}"
-                  + "".join(f" + np.sum(np.cos({n}))" for n in unused) + "\n")
+                  + "".join(draw(st.sampled_from([" + np.sum({})", " + np.sum(np.cos({}))"]))
+                            .format(n) for n in unused) + "\n")
     else:
         source = (f"def body({args}):\n{body}\n    return {last}\n\n"
                   f"def f({args}):\n    v = body({args})\n    return {finish}\n")

@@ -352,3 +352,141 @@ def test_python_float_input_dtypes_agree_between_lifetimes(g):
     assert dynamic.dtype == staged(0.75, x).dtype == staged.output_specs.dtype
     if not ad.is_traced(g(0.75)) and np.ndim(g(0.75)):  # NumPy made an array: as eager
         assert dynamic.dtype == f(0.75, x).dtype
+
+
+# --- fast paths against the general path ---------------------------------------------------
+
+def _reference_backward(tape, seeds, keep=False):
+    """The reverse walk with no fast path: every cotangent is cast and broadcast to its
+    variable's exact shape before it is added up or handed to a transpose."""
+    from advect import ops
+    from advect.autodiff.reverse import LinearTracer
+    from advect.dtypes import aval_of
+    from advect.ops import _rules
+
+    cts: dict = {}
+
+    def accumulate(var, ct):
+        ct = _rules.fit(ct, var.aval.update(shape=tuple(aval_of(ct).shape)))  # dtype
+        if tuple(aval_of(ct).shape) != var.aval.shape:
+            ct = ops.broadcast_to(ct, shape=var.aval.shape)
+        old = cts.get(var.index)
+        cts[var.index] = ct if old is None else ops.add(old, ct)
+
+    for var, ct in seeds:
+        if var is not None and ct is not None:
+            accumulate(var, ct)
+    for op, args, attrs, out in reversed(list(tape)):
+        if op.multiple_results:
+            ct = tuple(cts.pop(o.index, None) for o in out)
+            if all(c is None for c in ct):
+                continue
+        else:
+            ct = cts.pop(out.index, None)
+            if ct is None:
+                continue
+        for a, c in zip(args, op.transpose(ct, *args, **attrs)):
+            if c is not None and type(a) is LinearTracer:
+                accumulate(a, c)
+    if not keep:
+        tape.clear()
+    return cts
+
+
+@pytest.fixture
+def general_reverse_path(monkeypatch):
+    """Every module that walks a tape uses :func:`_reference_backward` while the test runs."""
+    from advect.autodiff import api, checkpoint, maps
+    from advect.staging import derive
+
+    for module in (api, maps, checkpoint, derive):
+        monkeypatch.setattr(module, "backward", _reference_backward)
+    return monkeypatch
+
+
+def _reverse_results(program: Program):
+    body, f, xs, out, _ = _eager(program, np.float64)
+    argnums = tuple(range(len(xs)))
+    grads = ad.grad(f, argnums=argnums)(*xs)
+    _, pullback = ad.vjp(body, argnums=argnums)(*xs)
+    rng = np.random.default_rng([program.seed, 2])
+    us = [rng.standard_normal(np.shape(o)) for o in _leaves(out)]
+    cts = pullback(tuple(us) if isinstance(out, tuple) else us[0])
+    staged = ad.grad(ad.stage(f, *xs), argnums=argnums)(*xs)
+    single = [ad.grad(f)(xs[0])] if len(xs) == 1 else []  # the one-argument selection
+    return [*grads, *cts, *staged, *single]
+
+
+@settings(FAST, max_examples=60)
+@given(programs())
+def test_reverse_fast_paths_agree_with_the_general_path(program):
+    # the lazily broadcast cotangents (_accumulate, _expand), the inline store and the in-place
+    # add in backward, unbroadcast leaving smaller axes alone, reduce_sum's unexpanded
+    # transpose: all against a walk that materializes every cotangent at its exact shape
+    fast = _reverse_results(program)
+    with pytest.MonkeyPatch.context() as patch:
+        from advect.autodiff import api, checkpoint, maps
+        from advect.staging import derive
+
+        for module in (api, maps, checkpoint, derive):
+            patch.setattr(module, "backward", _reference_backward)
+        general = _reverse_results(program)
+    for k, (a, b) in enumerate(zip(fast, general)):
+        _same_kind(a, b, f"result {k}")
+        _close(a, b, f"result {k}: fast path vs general path", 1e-12, 1e-14)
+    if len(program.shapes) == 1:  # the one-argument selection against the tuple selection
+        _close(fast[-1], fast[0], "grad(f)(x) vs grad(f, argnums=(0,))(x)[0]", 0.0)
+
+
+@pytest.mark.parametrize("reproduction", [
+    lambda a, b, y: np.sum(a + a * b),
+    lambda a, b, y: np.sum(np.where(a[0, 0] > 0.1, a[0, 0] * 2.0, y)),
+    lambda a, b, y: np.sum(np.max(b[0], axis=0, keepdims=True) - b[0]),
+    lambda a, b, y: np.mean(a * b + np.sum(a)) * np.sum(b),
+])
+def test_issue_10_reproductions_fast_and_general(reproduction, general_reverse_path):
+    a = np.array([[0.5], [1.5]])
+    b = np.array([[0.1, 0.7, 0.3], [0.9, 0.2, 0.4]])
+    y = np.ones((2, 3, 1))
+    general = ad.grad(reproduction, argnums=(0, 1))(a, b, y)
+    general_reverse_path.undo()
+    fast = ad.grad(reproduction, argnums=(0, 1))(a, b, y)
+    staged = ad.grad(ad.stage(reproduction, a, b, y), argnums=(0, 1))(a, b, y)
+    expected = (_central_grad(lambda a_: reproduction(a_, b, y), [a])[0],
+                _central_grad(lambda b_: reproduction(a, b_, y), [b])[0])
+    for g, f, s, e in zip(general, fast, staged, expected):
+        for got, what in ((g, "general"), (f, "fast"), (s, "staged")):
+            _close(got, e, f"{what} gradient vs central differences", 1e-6, 1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.bool_, np.complex128])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_sum_fast_path_agrees_with_the_general_reduction(dtype, shape):
+    # np.sum(x) skips the general reduction path: same value, dtype and derivatives as
+    # np.sum over every axis spelled out (the general path), dynamic and staged
+    x = (np.arange(int(np.prod(shape))).reshape(shape) % 3 - 0.5).astype(dtype)
+    fast = lambda x: np.sum(x * 2)  # noqa: E731
+    general = lambda x: np.sum(x * 2, axis=tuple(range(np.ndim(x))), keepdims=False)  # noqa: E731
+    for f in (fast, general):
+        _same_kind(ad.stage(f, x)(x), general(x), "staged np.sum")
+        tangent = np.ones_like(x) if np.dtype(dtype).kind in "fc" else np.zeros_like(x)
+        _same_kind(ad.jvp(f)(x, tangents=tangent)[0], general(x), "jvp value")
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_array_equal(ad.grad(fast)(x), ad.grad(general)(x))
+        np.testing.assert_array_equal(ad.grad(ad.stage(fast, x))(x), ad.grad(general)(x))
+        _same_kind(ad.grad(fast)(x), x, "grad")
+
+
+def test_value_and_grad_scalar_lowering_agrees_with_the_pullback():
+    # value_and_grad takes the output tracer's tangent directly (no flattening) and skips the
+    # scalar check for NumPy float scalars; vjp lowers through the general path
+    x = np.array([0.3, -1.2, 2.0], dtype=np.float32)
+    for f in (lambda x: np.sum(np.sin(x) * x), lambda x: np.sin(x)[1] * 2.0,
+              lambda x: (np.sin(x) ** 2).mean(), lambda x: np.float32(2.0) * 0.0 + x[0]):
+        value, g = ad.value_and_grad(f)(x)
+        v, pullback = ad.vjp(f)(x)
+        _same_kind(value, f(x), "value")
+        _same_kind(g, x, "gradient")
+        np.testing.assert_array_equal(g, pullback(np.ones((), np.asarray(v).dtype)))
+    with pytest.raises(ValueError, match="scalar output"):
+        ad.grad(lambda x: x * 2)(x)
