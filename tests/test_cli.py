@@ -189,3 +189,35 @@ def test_import_option_reports_a_missing_module(cli, saved):
     _, path, _ = saved
     result = cli("check", str(path), "--import", "no_such_module_for_advect")
     assert result.returncode == 2 and "--import no_such_module_for_advect" in result.stderr
+
+
+_PRIMITIVE_MODULE = '''
+import numpy as np
+import advect as ad
+
+
+@ad.primitive(name="advect_cli_test.twice")
+def twice(x):
+    return 2.0 * x
+
+
+@twice.def_abstract
+def _(x):
+    return x.spec
+'''
+
+
+def test_import_registers_the_primitives_a_program_uses(tmp_path, monkeypatch):
+    (tmp_path / "cli_test_primitives.py").write_text(_PRIMITIVE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import cli_test_primitives
+
+    program = ad.stage(lambda x: cli_test_primitives.twice(x) + 1.0, np.ones(2))
+    path = tmp_path / "custom.json"
+    path.write_text(json.dumps(program.to_dict()))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    missing = _advect("check", str(path))
+    assert missing.returncode == 1 and "advect_cli_test.twice" in missing.stderr
+    assert "--import MODULE" in missing.stderr
+    found = _advect("check", str(path), "--import", "cli_test_primitives")
+    assert found.returncode == 0, found.stderr

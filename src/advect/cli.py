@@ -20,7 +20,7 @@ Example:
     >>> with open(path, "w") as f:
     ...     json.dump(program.to_dict(), f)
     >>> main(["check", path])
-    ok: <lambda>, 1 node, schema 3, Array API ....
+    ok: <lambda>, 1 node, schema 3, Array API ...
     0
 """
 
@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import UnregisteredOpError
 from .pytree import tree_flatten_with_paths, tree_unflatten
 from .staging.program import StagedProgram
 from .staging.specs import PYTHON_SCALAR, ArraySpec, StaticSpec, is_spec
@@ -103,6 +104,9 @@ def _load(path: str, modules: Sequence[str]) -> tuple[StagedProgram, dict]:
         raise CommandError(f"{path}: not a saved program (invalid JSON: {exc})") from None
     try:
         return StagedProgram.from_dict(payload), payload
+    except UnregisteredOpError as exc:
+        raise CommandError(f"{path}: {exc} (from the command line: --import MODULE, the "
+                           "module that defines it)") from None
     except (ValueError, TypeError) as exc:  # PayloadError and its kinds are ValueErrors
         raise CommandError(f"{path}: {exc}") from None
 
@@ -161,7 +165,7 @@ def _read_inputs(entries: Sequence[str]) -> dict[str, np.ndarray]:
         found[name] = array
 
     for entry in entries:
-        name, sep, file = entry.rpartition("=")
+        name, sep, file = entry.partition("=")
         if not sep:
             name, file = "", entry
         if not Path(file).is_file():
