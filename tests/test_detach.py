@@ -165,6 +165,9 @@ def test_traced_items_keep_the_dtype():
 
 
 # --- writing a traced value into a plain array ------------------------------------------------
+# NumPy's C code replaces any error of `plain[i] = x` with its own; Advect restores its error with
+# a one-shot trace function, which it leaves alone under another tracer (coverage, a debugger)
+untraced = pytest.mark.skipif(sys.gettrace() is not None, reason="a tracer (coverage) is active")
 
 def _write_item(x):
     y = np.zeros(3)
@@ -220,6 +223,7 @@ WRITES = {f.__name__[7:]: f for f in [_write_item, _write_slice, _write_ellipsis
 
 @pytest.mark.parametrize("name", sorted(WRITES))
 @pytest.mark.parametrize("transform", ["grad", "jvp", "hessian", "stage"])
+@untraced
 def test_writing_a_traced_value_into_a_plain_array_says_how_to_build_it_traced(name, transform):
     run = (lambda: ad.stage(WRITES[name], X)) if transform == "stage" else \
         _transforms(WRITES[name], X)[transform]
@@ -241,6 +245,7 @@ def test_the_suggested_traced_array_works():
     check_grads(f, [X], order=2)
 
 
+@untraced
 def test_the_error_points_at_the_statement():
     with pytest.raises(ad.TracingError) as info:
         ad.grad(_write_item)(X)
@@ -248,6 +253,7 @@ def test_the_error_points_at_the_statement():
     assert "_write_item" in frames
 
 
+@untraced
 def test_a_caught_write_error_leaves_no_trace_function_behind():
     def f(x):
         y = np.zeros(3)
@@ -261,6 +267,7 @@ def test_a_caught_write_error_leaves_no_trace_function_behind():
     assert sys.gettrace() is None
 
 
+@untraced
 def test_filling_a_plain_array_with_a_traced_value_raises_tracing_error():
     def f(x):
         y = np.zeros(3)
