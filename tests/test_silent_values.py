@@ -225,3 +225,33 @@ def test_nanquantile_of_an_all_nan_row_has_zero_tangent(function):
     np.testing.assert_allclose(value, expected, equal_nan=True)
     np.testing.assert_allclose(staged, expected, equal_nan=True)
     np.testing.assert_array_equal(tangent, [0.0, 1.0])
+
+
+# --- found by the dtype sweep --------------------------------------------------------------
+
+@pytest.mark.parametrize("start, stop", [(1.0, -10.0), (-2.0, -50.0), (1 + 1j, 10 + 10j),
+                                         (-1 + 0.5j, 3 - 2j)])
+def test_geomspace_follows_numpy_for_negative_and_complex_endpoints(start, stop):
+    a, b = np.array(start), np.array(stop)
+    f = lambda a, b: np.geomspace(a, b, 4)  # noqa: E731
+    with warnings.catch_warnings(), np.errstate(invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = f(a, b)
+        got = ad.stage(f, a, b)(a, b)
+    assert got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)
+
+
+def test_geomspace_refuses_a_zero_endpoint_in_dynamic_transforms():
+    with pytest.raises(ValueError, match="zero"):
+        ad.grad(lambda a: np.sum(np.geomspace(a, 2.0, 3)))(0.0)
+
+
+def test_polymul_drops_leading_zeros_as_numpy_does():
+    a, b = np.array([0.0, 0.0, 1.5, 2.0]), np.array([0.0, 3.0])
+    value, tangent = ad.jvp(np.polymul, (0, 1))(a, b, tangents=(np.ones(4), np.ones(2)))
+    np.testing.assert_allclose(value, np.polymul(a, b))
+    np.testing.assert_allclose(tangent, np.polymul([1.0, 1.0], [3.0]) + np.polymul([1.5, 2.0],
+                                                                                    [1.0]))
+    with pytest.raises(ad.TracingError, match="polymul"):
+        ad.stage(np.polymul, a, b)

@@ -168,9 +168,6 @@ def _logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0)
 @implements(np.geomspace)
 def _geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     start, stop = operand(start), operand(stop)
-    if aval_of(start).dtype.kind == "c" or aval_of(stop).dtype.kind == "c":
-        raise TypeError("np.geomspace with complex endpoints is not supported on traced "
-                        "arrays; use np.exp(np.linspace(np.log(a), np.log(b), n))")
     dt = np.result_type(_float_dtype(start, stop), np.float64)  # as NumPy's geomspace
     for end in (start, stop):
         try:
@@ -180,10 +177,11 @@ def _geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
         if np.any(value == 0):
             raise ValueError("Geometric sequence cannot include zero")
     start, stop = astype(start, dt), astype(stop, dt)
+    # as NumPy: rotate start onto the positive reals (negative and complex endpoints), and back.
+    # The sign is a constant factor of a function homogeneous of degree one: no tangent is lost
     sign = ops.sign(start)
-    logs = _linspace(ops.log10(ops.abs(start)), ops.log10(ops.abs(stop)), num=num,
-                     endpoint=endpoint)
-    y = ops.multiply(ops.pow(10.0, logs), sign)
+    start, stop = ops.divide(start, sign), ops.divide(stop, sign)
+    y = ops.pow(10.0, _linspace(ops.log10(start), ops.log10(stop), num=num, endpoint=endpoint))
     if num > 0:  # the endpoints are exact, as in NumPy
         rest = _shape(y)[1:]
         parts = [ops.expand_dims(ops.broadcast_to(start, shape=rest), axes=(0,))]
@@ -193,6 +191,7 @@ def _geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
         else:
             parts.append(slice_along(y, 1, num, 0))
         y = ops.concat(*parts, axis=0)
+    y = ops.multiply(y, sign)
     if axis != 0:
         y = _moveaxis(y, 0, axis)
     return y if dtype is None else astype(y, dtype)

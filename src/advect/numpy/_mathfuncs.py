@@ -98,6 +98,10 @@ def _correlate(a, v, mode="valid"):
 @implements(np.interp)
 def _interp(x, xp, fp, left=None, right=None, period=None):
     x, xp, fp = operand(x), operand(xp), operand(fp)
+    for a in (x, xp):  # NumPy casts the abscissae to float64 safely (fp may be complex)
+        if aval_of(a).dtype.kind == "c":
+            raise TypeError(f"numpy.interp: cannot cast {aval_of(a).dtype} abscissae to float64 "
+                            "safely; pass real values (np.real(x)) instead")
     if _ndim(xp) != 1 or _ndim(fp) != 1 or _shape(xp) != _shape(fp):
         raise ValueError("fp and xp are not of the same length")
     if period is not None:

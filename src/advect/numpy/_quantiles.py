@@ -62,6 +62,8 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
     keep = [d for d in range(nd) if d not in axes]
     lead = tuple(_shape(a)[d] for d in keep)
     m = math.prod(_shape(a)[d] for d in axes)
+    if aval_of(a).dtype.kind == "c" and "median" not in name:  # NumPy sorts complex medians
+        raise TypeError(f"numpy.{name}: a must be an array of real numbers")
     if (aval_of(a).dtype.kind == "b" and method not in ("lower", "higher", "nearest")
             and "median" not in name):  # a median of bools averages, it does not subtract
         raise TypeError(f"numpy.{name}: NumPy interpolates bools with a subtraction it does not "

@@ -103,6 +103,8 @@ def _searchsorted(a, v, side="left", sorter=None):
 
 @implements(np.digitize, nondiff=True)
 def _digitize(x, bins, right=False):
+    if aval_of(operand(x)).dtype.kind == "c":
+        raise TypeError("x may not be complex")  # NumPy's message
     bins = operand(bins)
     value = concrete(bins, "np.digitize with traced bins (their direction is read from data)")
     if value.ndim != 1:
