@@ -28,14 +28,32 @@ __all__ = [
     "StagedIterationError",
 ]
 
+QUOTE_LIMIT = 200  # characters of a user-supplied value that an error message quotes
+
+
+def bounded(value, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)`` for an error message, cut to about ``limit`` characters (a 10 MB einsum
+    subscript must not become a 10 MB message).
+
+    Example:
+        >>> bounded("ij" * 1000, limit=12)
+        "'ijijijijiji... (2000 characters)"
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = len(value) if isinstance(value, str) else len(text)
+    return f"{text[:limit]}... ({size} characters)"
+
 
 class AdvectError(Exception):
     """Base class of every error Advect raises on purpose."""
 
 
 class TracingError(AdvectError, TypeError):
-    """An unsupported call on a traced value, a tracer turned into a plain array, or
-    data-dependent control flow while staging."""
+    """An unsupported call on a traced value, a tracer turned into a plain array or Python
+    number (which would detach it), or data-dependent control flow while staging. Also a
+    ``TypeError``: a traced value was used where only a concrete one works."""
 
 
 class EscapedTracerError(TracingError):
