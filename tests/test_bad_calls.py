@@ -10,6 +10,8 @@ and all three must raise the row's exception class.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,148 @@ def test_float_metadata_arguments_raise_typeerror_as_in_numpy():
             f(X)
         with pytest.raises(TypeError):
             ad.grad(lambda x, f=f: np.sum(f(x)))(X)
+
+
+# --- the bad-call table --------------------------------------------------------------------------
+# Each row is a call NumPy rejects (on some supported release). The test runs it through plain
+# NumPy, which names the expected exception class, then through ad.grad and ad.stage.
+
+def _copy_then(write):
+    def f(x):
+        y = x.copy()
+        write(y)
+        return y
+    return f
+
+
+W3 = np.array([1.0, 1.0, 1.0])
+BAD = {
+    # np.cov's weights and ddof
+    "cov_fractional_fweights": lambda x: np.cov(x, fweights=np.array([1.5, 1.0, 1.0])),
+    "cov_negative_fweights": lambda x: np.cov(x, fweights=np.array([-1, 1, 1])),
+    "cov_2d_fweights": lambda x: np.cov(x, fweights=np.ones((3, 1), int)),
+    "cov_fweights_length": lambda x: np.cov(x, fweights=np.ones(4, int)),
+    "cov_negative_aweights": lambda x: np.cov(x, aweights=np.array([-1.0, 1.0, 1.0])),
+    "cov_fractional_ddof": lambda x: np.cov(x, ddof=1.5),
+    # counts, orders and bounds
+    "diff_negative_n": lambda x: np.diff(x, n=-1),
+    "clip_without_a_max": lambda x: np.clip(x, 0.0),
+    "clip_without_bounds": lambda x: np.clip(x),
+    "clip_both_none": lambda x: np.clip(x, None, None),  # allowed from NumPy 2.1
+    "clip_bounds_twice": lambda x: np.clip(x, 0.0, 1.0, max=2.0),
+    "bincount_fractional_minlength": lambda x: np.bincount(np.array([0, 1]), weights=x[0, :2],
+                                                           minlength=2.5),
+    "bincount_negative_minlength": lambda x: np.bincount(np.array([0, 1]), weights=x[0, :2],
+                                                         minlength=-1),
+    "trim_zeros_bad_trim": lambda x: np.trim_zeros(x[0], trim="x"),
+    "quantile_of_empty": lambda x: np.quantile(x[:, :0], 0.5),
+    "percentile_of_empty": lambda x: np.percentile(x[:, :0], 50.0),
+    "percentile_out_of_range": lambda x: np.percentile(x, 150.0),
+    "histogram_negative_bins": lambda x: np.histogram(x, bins=-1)[1],
+    "polyfit_negative_deg": lambda x: np.polyfit(x[0], x[1], -1),
+    "average_zero_weights": lambda x: np.average(x, weights=np.zeros(2), axis=0),
+    "average_weights_without_axis": lambda x: np.average(x, weights=np.ones(3)),
+    "resize_negative": lambda x: np.resize(x, -1),
+    "matrix_power_fractional": lambda x: np.linalg.matrix_power(x[:, :2], 1.5),
+    "arange_zero_step": lambda x: np.arange(0.0, 1.0, 0.0, like=x) + x[0, 0],
+    # keywords
+    "astype_unknown_casting": lambda x: x.astype(np.float32, casting="bogus"),
+    "astype_unsafe_under_safe": lambda x: x.astype(np.int64, casting="safe"),
+    "astype_unknown_dtype": lambda x: x.astype("bogus"),
+    "device_gpu": lambda x: np.zeros_like(x, device="gpu") + x,
+    "copy_yes": lambda x: np.array(x, copy="yes"),
+    "sort_unknown_kind": lambda x: np.sort(x, kind="bogus"),
+    "argsort_unknown_kind": lambda x: x[0][np.argsort(x[0], kind="bogus")],
+    "quantile_unknown_method": lambda x: np.quantile(x, 0.5, method="bogus"),
+    "pad_unknown_mode": lambda x: np.pad(x, 1, mode="bogus"),
+    "norm_unknown_ord": lambda x: np.linalg.norm(x, ord="bogus"),
+    "fft_unknown_norm": lambda x: np.fft.fft(x, norm="bogus").real,
+    "matrix_rank_both_tolerances": lambda x: x * np.linalg.matrix_rank(x, tol=1e-3, rtol=1e-3),
+    "pinv_both_tolerances": lambda x: np.linalg.pinv(x, rcond=1e-3, rtol=1e-3),
+    # missing or malformed arguments
+    "reshape_without_shape": lambda x: x.reshape(),
+    "reshape_to_wrong_size": lambda x: x.reshape(4, 2),
+    "roll_without_shift": lambda x: np.roll(x),
+    "where_with_only_x": lambda x: np.where(x > 1.0, x),
+    "stack_of_nothing": lambda x: np.stack([]) + x,
+    "einsum_too_many_subscripts": lambda x: np.einsum("iii->", x),
+    "einsum_sublist_not_a_list": lambda x: np.einsum(x, 1.0),
+    "moveaxis_lengths_differ": lambda x: np.moveaxis(x, [0, 1], [0]),
+    "put_along_axis_rank_mismatch": _copy_then(
+        lambda y: np.put_along_axis(y, np.array([0]), 1.0, axis=1)),
+    "take_along_axis_rank_mismatch": lambda x: np.take_along_axis(x, np.array([0]), axis=1),
+    # axes and shapes
+    "sum_axis_out_of_range": lambda x: np.sum(x, axis=2),
+    "sum_duplicate_axes": lambda x: np.sum(x, axis=(0, 0)),
+    "cumsum_axis_out_of_range": lambda x: np.cumsum(x, axis=2),
+    "expand_dims_out_of_range": lambda x: np.expand_dims(x, 5),
+    "swapaxes_out_of_range": lambda x: np.swapaxes(x, 0, 3),
+    "transpose_repeated_axes": lambda x: np.transpose(x, (0, 0)),
+    "squeeze_axis_not_1": lambda x: np.squeeze(x, axis=0),
+    "unique_axis_out_of_range": lambda x: np.unique(x, axis=3),
+    "split_unequal": lambda x: np.split(x, 2, axis=1)[0],
+    "array_split_zero_sections": lambda x: np.array_split(x, 0)[0],
+    "matmul_mismatch": lambda x: x @ x,
+    "concatenate_ranks_differ": lambda x: np.concatenate([x, x[0]]),
+    "broadcast_to_incompatible": lambda x: np.broadcast_to(x, (3, 3)),
+    "inv_not_square": lambda x: np.linalg.inv(x),
+    "trace_of_1d": lambda x: np.trace(x[0]),
+    "cross_bad_length": lambda x: np.cross(x, x[:, :1]),
+    "cross_2_vectors": lambda x: np.cross(x[:, :2], x[:, 1:]),  # an error from NumPy 2.5
+    "interp_lengths_differ": lambda x: np.interp(x[0], [1.0, 2.0], [1.0]),
+    "index_out_of_range": lambda x: x[5],
+    "take_out_of_range": lambda x: np.take(x, 10),
+    "insert_out_of_range": lambda x: np.insert(x[0], 10, 1.0),
+    "delete_out_of_range": lambda x: np.delete(x[0], 10),
+    "float_axis": lambda x: np.sum(x, axis=1.0),
+    "float_reps": lambda x: np.tile(x, 2.5),
+}
+
+
+def _raised(call):
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 (the class is what the table compares)
+        return error
+    return None
+
+
+@pytest.mark.parametrize("name", BAD)
+def test_bad_call_raises_what_numpy_raises(name):
+    f = BAD[name]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        expected = _raised(lambda: f(X.copy()))
+        if expected is None:  # this NumPy release accepts the call: Advect agrees on the value
+            np.testing.assert_allclose(ad.stage(f, X)(X), f(X.copy()), rtol=1e-12)
+            return
+        cls = type(expected)
+        for how, call in (("grad", lambda: ad.grad(lambda x: np.sum(np.real(f(x)) * 1.0))(X)),
+                          ("stage", lambda: ad.stage(f, X)(X))):
+            error = _raised(call)
+            assert isinstance(error, cls), (
+                f"{name} ({how}): NumPy raises {cls.__name__}({expected}), Advect "
+                f"{'returns a value' if error is None else repr(error)}")
+
+
+def test_the_bad_call_table_is_large():
+    assert len(BAD) >= 70
+
+
+# --- bounded messages ----------------------------------------------------------------------------
+
+HUGE = "i" * 1_000_000
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: np.einsum(HUGE + "->", x),
+    lambda x: np.einsum(HUGE.replace("i", "?"), x),
+    lambda x: np.einsum("ij," * 100_000 + "->", x),
+    lambda x: np.trim_zeros(x[0], trim="x" * 1_000_000),
+    lambda x: np.sort(x, kind="x" * 1_000_000),
+    lambda x: np.zeros_like(x, device="g" * 1_000_000),
+], ids=["einsum_letters", "einsum_invalid", "einsum_operands", "trim", "kind", "device"])
+def test_error_messages_quote_a_bounded_part_of_a_huge_value(call):
+    for run in (lambda: ad.grad(lambda x: np.sum(call(x)))(X), lambda: ad.stage(call, X)):
+        error = _raised(run)
+        assert error is not None and len(str(error)) < 1000, len(str(error))

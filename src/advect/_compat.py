@@ -8,6 +8,7 @@ this module names a NumPy attribute that some supported NumPy lacks, or compares
 * the ``numpy.matvec`` and ``numpy.vecmat`` ufuncs arrived in 2.2;
 * ``numpy.row_stack`` (an alias of ``vstack``, deprecated in 2.0) was removed in 2.5;
 * ``numpy.cross`` of 2-element vectors is deprecated from 2.0 and an error from 2.5;
+* ``numpy.clip`` gained ``min=``/``max=`` and open bounds on both sides in 2.1;
 * NumPy 2.0 serves Array API revision 2022.12 (``cumulative_sum``, ``cumulative_prod`` and
   ``astype`` of a NumPy scalar arrived with 2.1).
 
@@ -24,7 +25,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["NUMPY_VERSION", "present", "cross_of_2_vectors", "provider_function"]
+__all__ = ["NUMPY_VERSION", "present", "cross_of_2_vectors", "provider_function", "clip_bounds"]
 
 NUMPY_VERSION: tuple[int, int] = tuple(int(part) for part in np.__version__.split(".")[:2])
 
@@ -75,3 +76,28 @@ def provider_function(xp, name: str):
     if xp is np and NUMPY_VERSION < (2, 1) and name in _NUMPY_2_0:
         return _NUMPY_2_0[name]
     return getattr(xp, name)
+
+
+def clip_bounds(a_min, a_max, min, max) -> tuple:
+    """``numpy.clip``'s reading of its bounds as ``(low, high)``, None for an open side.
+
+    NumPy 2.1 added the ``min=``/``max=`` keywords and allows both bounds None (a copy);
+    NumPy 2.0 needs ``a_min`` and ``a_max`` and at least one of them not None.
+    """
+    missing = np._NoValue
+    if NUMPY_VERSION < (2, 1):
+        if a_min is missing or a_max is missing or min is not missing or max is not missing:
+            raise TypeError("clip() missing required positional arguments: 'a_min' and "
+                            "'a_max' (NumPy 2.0 has no min=/max= keywords)")
+        if a_min is None and a_max is None:
+            raise ValueError("One of max or min must be given")
+        return a_min, a_max
+    if a_min is missing and a_max is missing:
+        return (None if min is missing else min), (None if max is missing else max)
+    for name, value in (("a_min", a_min), ("a_max", a_max)):
+        if value is missing:
+            raise TypeError(f"clip() missing 1 required positional argument: '{name}'")
+    if min is not missing or max is not missing:
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` "
+                         "are provided is forbidden.")
+    return a_min, a_max

@@ -107,6 +107,8 @@ def _arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, 
     step = 1 if step is None else step
     bounds = [concrete(v, "np.arange with traced bounds (its length depends on data)")
               for v in (start, stop, step)]
+    if bounds[2] == 0:  # NumPy's class; Python's bare "division by zero" names nothing
+        raise ZeroDivisionError("numpy.arange: step=0 gives no range; pass a nonzero step")
     n = max(0, int(np.ceil((bounds[1] - bounds[0]) / bounds[2])))
     if dtype is None:
         dtype = np.result_type(*bounds)

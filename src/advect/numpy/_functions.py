@@ -10,16 +10,16 @@ import math
 import numpy as np
 
 from .. import ops
-from .._compat import present
+from .._compat import clip_bounds, present
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..errors import TracingError
+from ..errors import TracingError, bounded
 from ..ops._rules import dot_sum, index_tuple, normalize_axes
 from ..providers import numpy_dtype, on_provider_of
 
 __all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "NONDIFF", "WITHOUT_TRANSLATION",
            "array_function", "implements",
-           "reduction", "astype", "concrete"]
+           "reduction", "astype", "concrete", "known_value"]
 
 FUNCTIONS: dict = {}
 # functions whose output shape (or dtype) depends on the data: they read concrete values, so they
@@ -87,6 +87,22 @@ def _no_out(name, out):
     if out is not None:
         raise TypeError(f"numpy.{name}: out= is not supported on traced arrays; assign the "
                         "result instead")
+def check_device(func, kwargs):
+    """NumPy's rule for ``device=``: None or "cpu" (other providers' devices are objects)."""
+    device = kwargs.get("device")
+    if isinstance(device, str) and device != "cpu":
+        raise ValueError(f'numpy.{func.__name__}: Device not understood. Only "cpu" is allowed, '
+                         f"but received: {bounded(device)}")
+
+
+def known_value(x):
+    """The value of ``x`` when it is known while tracing (a constant, or a tracer of a dynamic
+    transform), else None (a staged input): NumPy's checks of values run whenever they can."""
+    try:
+        return concrete(x, "a value check")
+    except TracingError:
+        return None
+
 
 
 def _shape(x):
@@ -127,8 +143,18 @@ def slice_along(a, start, stop, axis, step=1):
     return ops.slice_axis(a, start=start, stop=stop, axis=axis, step=step)
 
 
-def astype(x, dtype):
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def astype(x, dtype, casting="unsafe"):
     dtype = numpy_dtype(dtype)  # a provider's dtype object (torch.float32, ...) too
+    if casting != "unsafe":
+        if casting not in _CASTINGS:
+            raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
+                             "'unsafe'")
+        if not np.can_cast(aval_of(x).dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {aval_of(x).dtype!r} to {dtype!r} "
+                            f"according to the rule {casting!r}")
     return x if aval_of(x).dtype == dtype else ops.astype(x, dtype=dtype.name)
 
 
@@ -411,20 +437,19 @@ def _roll(a, shift, axis=None):
 def _where(condition, x=None, y=None):
     if x is None and y is None:
         return np.nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
     return ops.where(condition, x, y)
 
 
 @implements(np.clip)
 def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
           max=np._NoValue, where=True, casting="same_kind", dtype=None, order="K", subok=True):
-    lo = a_min if a_min is not np._NoValue else (None if min is np._NoValue else min)
-    hi = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
-    if lo is None and hi is None:
-        raise ValueError("One of max or min must be given")
+    lo, hi = clip_bounds(a_min, a_max, min, max)
     if dtype is not None:  # NumPy's ufunc keywords: compute in dtype
         a = astype(a, dtype)
-    result = ops.minimum(a, hi) if lo is None else ops.maximum(a, lo) if hi is None \
-        else ops.clip(a, lo, hi)
+    result = (ops.positive(a) if hi is None else ops.minimum(a, hi)) if lo is None else \
+        ops.maximum(a, lo) if hi is None else ops.clip(a, lo, hi)
     if where is not True:  # entries where= leaves out keep out's values (a's without out=)
         result = ops.where(where, result, a if out is None else out)
     if out is None:

@@ -94,6 +94,8 @@ def _put_along_axis(arr, indices, values, axis):
     indices = operand(indices)
     flat = axis is None
     target = _ravel(arr) if flat else arr
+    if _ndim(indices) != _ndim(target):
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
     axis = 0 if flat else normalize_axes(axis, _ndim(arr))[0]
     arrays = _axis_arrays(_shape(target), indices, axis)
     new = ops.scatter(target, operand(values), *arrays, index=("array",) * _ndim(target))

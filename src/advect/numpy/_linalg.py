@@ -26,7 +26,7 @@ from numpy.linalg import _linalg as _numpy_linalg
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..errors import TracingError
+from ..errors import TracingError, bounded
 from ..ops._rules import dot_sum, index_tuple, normalize_axes
 from ..ops.linalg import hermitian_part
 from ._functions import _tensordot, concrete, implements
@@ -62,6 +62,9 @@ def _mH(x):
 # --- einsum ----------------------------------------------------------------------------------
 
 def _sublist(labels) -> str:
+    if not isinstance(labels, list | tuple):
+        raise TypeError("numpy.einsum: the subscripts for each operand must be a list or a "
+                        f"tuple, not {type(labels).__name__}")
     out = []
     for label in labels:
         if label is Ellipsis:
@@ -69,8 +72,8 @@ def _sublist(labels) -> str:
         elif isinstance(label, int | np.integer) and 0 <= label < len(_LABELS):
             out.append(_LABELS[label])
         else:
-            raise ValueError(f"einsum: subscript {label!r} in a sublist must be an integer in "
-                             "[0, 52) or Ellipsis")
+            raise ValueError(f"einsum: subscript {bounded(label)} in a sublist must be an "
+                             "integer in [0, 52) or Ellipsis")
     return "".join(out)
 
 
@@ -85,12 +88,12 @@ def einsum_subscripts(subscripts: str, count: int) -> str:
     s = subscripts.replace(" ", "")
     bad = set(s) - set(_LABELS) - set(",.->")
     if bad or s.count("->") > 1:
-        raise ValueError(f"einsum: invalid subscripts {subscripts!r}; use letters, ',', '...' "
-                         "and one '->'")
+        raise ValueError(f"einsum: invalid subscripts {bounded(subscripts)}; use letters, ',', "
+                         "'...' and one '->'")
     lhs, arrow, out = s.partition("->")
     if len(lhs.split(",")) != count:
-        raise ValueError(f"einsum: {len(lhs.split(','))} operand subscripts in {subscripts!r} "
-                         f"for {count} operands")
+        raise ValueError(f"einsum: {len(lhs.split(','))} operand subscripts in "
+                         f"{bounded(subscripts)} for {count} operands")
     if not arrow:
         letters = lhs.replace(",", "").replace(".", "")
         out = ("..." if "..." in lhs else "") + "".join(
@@ -300,6 +303,8 @@ def _cutoff(rcond, rtol, default):
 
 @implements(np.linalg.pinv)
 def _pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
+    if rcond is not None and rtol is not np._NoValue:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
     rtol = None if rtol is np._NoValue else rtol
     return ops.pinv(_inexact(a), rcond=_cutoff(rcond, rtol, None), hermitian=bool(hermitian))
 
@@ -515,6 +520,8 @@ def _cond(x, p=None):
 
 @implements(np.linalg.matrix_rank, nondiff=True)
 def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803 (NumPy's name)
+    if rtol is not None and tol is not None:
+        raise ValueError("`tol` and `rtol` can't be both set.")
     nd = _ndim(A)
     if nd < 2:
         return ops.astype(ops.reduce_max(ops.not_equal(A, 0), axes=tuple(range(nd)),

@@ -337,6 +337,8 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if full or cov or rcond is not None:
         raise TypeError("numpy.polyfit: full=, cov= and rcond= are not supported on traced "
                         "arrays (the fit is a QR least-squares solve of full rank)")
+    if int(deg) < 0:
+        raise ValueError("expected deg >= 0")
     x, y = operand(x), operand(y)
     if np.float16 in (aval_of(x).dtype, aval_of(y).dtype):  # NumPy's lstsq refuses them
         raise TypeError("numpy.polyfit: array type float16 is unsupported in linalg; convert "

@@ -91,11 +91,13 @@ def _scipy_caller() -> str | None:
     """The public name of the SciPy function whose code is converting a tracer (the outermost
     SciPy frame on the stack: the call user code made), or None outside SciPy."""
     frame, found = sys._getframe(2), None
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("numpy"):
+        frame = frame.f_back  # NumPy helpers (np.atleast_2d, ...) SciPy called
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module == "scipy" or module.startswith("scipy."):
             found = frame
-        elif found is not None:
+        else:  # the first frame outside SciPy: user code, which made the call
             break
         frame = frame.f_back
     if found is None:
@@ -115,6 +117,7 @@ class ArrayTracer(Tracer):
         return _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
+        _functions.check_device(func, kwargs)
         out = _functions.array_function(func, types, args, kwargs, self)
         if func in _VIEW_FUNCTIONS and args and isinstance(args[0], ArrayTracer) \
                 and isinstance(out, ArrayTracer):
@@ -414,6 +417,8 @@ class ArrayTracer(Tracer):
         return np.any(self, axis=axis, out=out, keepdims=keepdims, **kw)
 
     def reshape(self, *shape, order="C", copy=None):
+        if not shape:
+            raise TypeError("reshape() takes exactly 1 argument (0 given)")
         if len(shape) == 1 and isinstance(shape[0], tuple | list):
             shape = shape[0]
         return _view(self, np.reshape(self, tuple(shape), order=order))
@@ -437,7 +442,7 @@ class ArrayTracer(Tracer):
         return _view(self, np.squeeze(self, axis=axis))
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        out = _functions.astype(self, dtype)
+        out = _functions.astype(self, dtype, casting)
         return owned_copy(out) if copy and out is self else out
 
     def copy(self, order="C"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -77,7 +78,10 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
     out_dtype = np.result_type(dtype, aval_of(q).dtype) if strong_q and not picks else dtype
     q_shape = _shape(q)
     kept = tuple(1 if d in axes else n_ for d, n_ in enumerate(_shape(a))) if keepdims else lead
-    if m == 0:  # NumPy's quantile of nothing is NaN
+    if m == 0 and not skip_nan and "median" not in name:
+        raise IndexError(f"numpy.{name} of an empty array: index -1 is out of bounds for axis 0 "
+                         "with size 0 (NumPy's error)")
+    if m == 0:  # NumPy's nan-quantiles and medians of nothing are NaN
         return ops.full_like(a, fill_value=np.nan, shape=q_shape + kept, dtype=out_dtype.name)
     qv = astype(q, real_dtype(dtype))  # positions are real, also for complex data
     if isinstance(q, Tracer) and scale != 1:
@@ -181,6 +185,8 @@ def _bin_edges(a, bins, range_, dtype=None):
         return np.histogram_bin_edges(value, bins, range_)
     if not isinstance(bins, int | np.integer):
         return operand(bins)
+    if bins < 1:
+        raise ValueError("`bins` must be positive, when an integer")
     if range_ is not None:
         lo, hi = range_
     else:
@@ -246,6 +252,9 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
 @implements(np.bincount, dynamic_only=True)
 def _bincount(x, weights=None, minlength=0):
     x = operand(x)
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
     value = concrete(x, "np.bincount (its length depends on the largest value)")
     if value.size and value.min() < 0:
         raise ValueError("'list' argument must have no negative elements")

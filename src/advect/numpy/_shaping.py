@@ -14,6 +14,7 @@ from .. import ops
 from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
+from ..errors import bounded
 from ..ops._rules import index_tuple, normalize_axes
 from ._functions import (
     _concatenate,
@@ -217,6 +218,8 @@ def _resize(a, new_shape):
     # NumPy takes one integer or a sequence here; a 0-d array raises TypeError as in NumPy
     new_shape = index_tuple((new_shape,) if isinstance(new_shape, int | np.integer)
                             else tuple(new_shape))
+    if any(n < 0 for n in new_shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
     size = math.prod(new_shape)
     n = _shape(a)[0]
     if n == 0 or size == 0:
@@ -226,8 +229,10 @@ def _resize(a, new_shape):
 
 @implements(np.trim_zeros, dynamic_only=True)
 def _trim_zeros(filt, trim="fb", axis=None):
-    value = concrete(filt, "np.trim_zeros (its output shape depends on data)")
     trim = trim.lower()
+    if set(trim) - {"f", "b"}:
+        raise ValueError(f"unexpected character(s) in `trim`: {bounded(trim)}")
+    value = concrete(filt, "np.trim_zeros (its output shape depends on data)")
     axes = range(value.ndim) if axis is None else normalize_axes(axis, value.ndim)
     out = filt
     for ax in axes:

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import aval_of
+from ..errors import bounded
 from ..ops._rules import index_tuple, normalize_axes
 from ._functions import (
     _concatenate,
@@ -43,6 +44,9 @@ def _no_order(order, name):
 @implements(np.argsort, nondiff=True)
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     _no_order(order, "argsort")
+    if kind is not None and (not isinstance(kind, str) or kind[:1].lower() not in "qhms"):
+        raise ValueError("sort kind must be one of 'quick', 'heap', or 'stable' (got "
+                         f"{bounded(kind)})")
     a, axis = _sort_axis(a, axis)
     return ops.argsort(a, axis=axis, stable=bool(stable) or kind in _STABLE)
 
@@ -145,6 +149,8 @@ def _unique_parts(ar, what, axis=None):
 def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
             equal_nan=True, sorted=True):
     ar = operand(ar)
+    if axis is not None:  # NumPy's AxisError comes before the data is needed
+        normalize_axes(axis, len(_shape(ar)))
     _, index, inverse, counts = _unique_parts(ar, "np.unique", axis)
     if axis is None:
         values = take_axis(_ravel(ar), index, 0)

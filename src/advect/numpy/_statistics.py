@@ -28,6 +28,7 @@ from ._functions import (
     count_where,
     flat_axis,
     implements,
+    known_value,
     operand,
     reduction,
     slice_along,
@@ -106,6 +107,8 @@ def _edge_values(value, a, axis):
 
 @implements(np.diff)
 def _diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
     a = operand(a)
     axis = normalize_axes(axis, _ndim(a))[0]
     parts = [a]
@@ -272,6 +275,9 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             a = astype(a, np.float64)
         full = ops.broadcast_to(w, shape=_shape(a)) if _shape(w) != _shape(a) else w
         scale = reduction(ops.reduce_sum, full, axes, keepdims)
+        known = known_value(scale)
+        if known is not None and np.any(known == 0.0):
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         avg = ops.divide(reduction(ops.reduce_sum, ops.multiply(a, w), axes, keepdims), scale)
     if returned:
         return avg, ops.broadcast_to(scale, shape=_shape(avg)) if _shape(scale) != _shape(
@@ -326,14 +332,16 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
         x = _concatenate([x, y], 0)
     dtype = dtype or np.result_type(aval_of(x).dtype, np.float64)
     x = astype(x, dtype)
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
     if ddof is None:
         ddof = 0 if bias else 1
     w = None
-    for weight in (fweights, aweights):
-        if weight is not None:
-            weight = operand(weight)
-            w = weight if w is None else ops.multiply(w, weight)
     n = _shape(x)[1]
+    for name, weight in (("fweights", fweights), ("aweights", aweights)):
+        if weight is not None:
+            weight = _checked_weights(name, operand(weight), n)
+            w = weight if w is None else ops.multiply(w, weight)
     if w is None:
         avg = _mean(x, 1, keepdims=True)
         fact = n - ddof
@@ -355,6 +363,22 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
     c = ops.divide(c, fact)
     return ops.squeeze(c, axes=tuple(i for i, k in enumerate(_shape(c)) if k == 1)) if 1 in \
         _shape(c) else c
+
+
+def _checked_weights(name, w, n):
+    """NumPy's checks of ``np.cov`` weights: 1-d, one per observation, non-negative, and whole
+    numbers for ``fweights`` (the value checks run wherever the weights are known)."""
+    if _ndim(w) > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if _shape(w)[0] != n:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    value = known_value(w)
+    if value is not None:
+        if name == "fweights" and not np.all(value == np.around(value)):
+            raise TypeError("fweights must be integer")
+        if np.any(value < 0):
+            raise ValueError(f"{name} cannot be negative")
+    return w
 
 
 @implements(np.corrcoef)

@@ -22,6 +22,7 @@ import numpy as np
 from .. import ops
 from ..core import Op
 from ..dtypes import Aval, aval_of, real_dtype, result_type
+from ..errors import bounded
 from . import _portable
 from ._rules import add_tangents, conj, fit, is_linear, unbroadcast
 
@@ -47,12 +48,12 @@ def einsum_letters(subscripts: str, ndims) -> tuple[list[str], str]:
         if "..." in s and width >= 0:
             s = s.replace("...", ell[len(ell) - width:])
         if len(s) != nd:
-            raise ValueError(f"einsum: subscripts {s!r} do not match an operand with {nd} "
+            raise ValueError(f"einsum: subscripts {bounded(s)} do not match an operand with {nd} "
                              "dimensions")
         letters.append(s)
     if ell and "..." not in out:
-        raise ValueError(f"einsum: {subscripts!r} broadcasts over '...' but its output has no "
-                         "'...' to hold those dimensions")
+        raise ValueError(f"einsum: {bounded(subscripts)} broadcasts over '...' but its output "
+                         "has no '...' to hold those dimensions")
     return letters, out.replace("...", ell)
 
 
@@ -72,7 +73,7 @@ def _einsum_abstract(*xs, subscripts):
     sizes = _letter_sizes(ins, [x.shape for x in xs])
     missing = [c for c in out if c not in sizes]
     if missing or len(set(out)) != len(out):
-        raise ValueError(f"einsum: output subscripts {out!r} must be distinct letters that "
+        raise ValueError(f"einsum: output subscripts {bounded(out)} must be distinct letters that "
                          "appear in the inputs")
     return Aval(tuple(sizes[c] for c in out), result_type(*xs), False, xs[0].device)
 
