@@ -16,6 +16,7 @@ from ..dtypes import aval_of
 from ..errors import TracingError, bounded
 from ..ops._rules import dot_sum, index_tuple, normalize_axes
 from ..providers import numpy_dtype, on_provider_of
+from ._out import call_with_out, out_position
 
 __all__ = ["FUNCTIONS", "DYNAMIC_ONLY", "TAKES_LIKE", "NONDIFF", "WITHOUT_TRANSLATION",
            "array_function", "implements",
@@ -72,6 +73,9 @@ def array_function(func, types, args, kwargs, like=None):
             "advect.support_catalog() for what is, or write it with supported functions")
     if func in TAKES_LIKE:
         kwargs = {**kwargs, "like": like}
+    position = out_position(func)
+    if position is not None:  # NumPy gives it out=: the result is written there (see _out.py)
+        return call_with_out(func, impl, position, args, kwargs)
     return impl(*args, **kwargs)
 
 
@@ -83,10 +87,6 @@ def concrete(x, what):
     return np.asarray(x)
 
 
-def _no_out(name, out):
-    if out is not None:
-        raise TypeError(f"numpy.{name}: out= is not supported on traced arrays; assign the "
-                        "result instead")
 def check_device(func, kwargs):
     """NumPy's rule for ``device=``: None or "cpu" (other providers' devices are objects)."""
     device = kwargs.get("device")
@@ -188,25 +188,21 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     if (axis is None and dtype is None and out is None and initial is None and where is True
             and not keepdims and isinstance(a, Tracer)):  # np.sum(x), the common call
         return ops.reduce_sum(a, axes=_ALL_AXES[len(a.shape)], keepdims=False)
-    _no_out("sum", out)
     return reduction(ops.reduce_sum, a, axis, keepdims, dtype, where, initial)
 
 
 @implements(np.prod)
 def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-    _no_out("prod", out)
     return reduction(ops.reduce_prod, a, axis, keepdims, dtype, where, initial)
 
 
 @implements(np.max, np.amax)
 def _max(a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    _no_out("max", out)
     return reduction(ops.reduce_max, a, axis, keepdims, None, where, initial)
 
 
 @implements(np.min, np.amin)
 def _min(a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    _no_out("min", out)
     return reduction(ops.reduce_min, a, axis, keepdims, None, where, initial)
 
 
@@ -226,7 +222,6 @@ def count_where(a, axes, keepdims, where=True, dtype="int64"):
 
 @implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    _no_out("mean", out)
     if dtype is None and aval_of(a).dtype.kind not in "fc":
         dtype = np.float64
     axes = normalize_axes(axis, len(_shape(a)))
@@ -237,7 +232,6 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 @implements(np.var)
 def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
          correction=None):
-    _no_out("var", out)
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -277,19 +271,16 @@ def _arg_reduce(op, a, axis, keepdims):
 
 @implements(np.argmax, nondiff=True)
 def _argmax(a, axis=None, out=None, *, keepdims=False):
-    _no_out("argmax", out)
     return _arg_reduce(ops.argmax, a, axis, keepdims)
 
 
 @implements(np.argmin, nondiff=True)
 def _argmin(a, axis=None, out=None, *, keepdims=False):
-    _no_out("argmin", out)
     return _arg_reduce(ops.argmin, a, axis, keepdims)
 
 
 @implements(np.cumsum)
 def _cumsum(a, axis=None, dtype=None, out=None):
-    _no_out("cumsum", out)
     if dtype is not None:
         a = astype(a, dtype)
     if axis is None or not _shape(a):  # NumPy scans a 0-d array as a 1-element 1-d one
@@ -394,7 +385,6 @@ def _broadcast_to(array, shape, subok=False):
 
 @implements(np.concatenate, np.concat)
 def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    _no_out("concatenate", out)
     arrays = [np.asarray(a) if isinstance(a, list | tuple) else a for a in arrays]
     if axis is None:
         arrays = [_ravel(a) for a in arrays]
@@ -406,7 +396,6 @@ def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 @implements(np.stack)
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    _no_out("stack", out)
     arrays = list(arrays)
     shapes = {_shape(a) for a in arrays}
     if len(shapes) != 1:
@@ -460,7 +449,6 @@ def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
 
 @implements(np.round, np.around)
 def _round(a, decimals=0, out=None):
-    _no_out("round", out)
     return ops.round(a, decimals=int(decimals))
 
 
@@ -516,13 +504,11 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, 
 
 @implements(np.matmul)
 def _matmul(x1, x2, /, out=None, **kwargs):
-    _no_out("matmul", out)
     return ops.matmul(x1, x2)
 
 
 @implements(np.dot)
 def _dot(a, b, out=None):
-    _no_out("dot", out)
     na, nb = len(_shape(a)), len(_shape(b))
     if na == 0 or nb == 0:
         return ops.multiply(a, b)
@@ -559,7 +545,6 @@ def _inner(a, b):
 
 @implements(np.outer)
 def _outer(a, b, out=None):
-    _no_out("outer", out)
     return ops.multiply(ops.expand_dims(_ravel(a), axes=(1,)), _ravel(b))
 
 

@@ -49,8 +49,6 @@ def _fix_mode(indices, n, mode, name):
 
 @implements(np.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):
-    if out is not None:
-        raise TypeError("numpy.take: out= is not supported on traced arrays")
     a = operand(a)
     if axis is None:
         a, axis = _ravel(a), 0
@@ -104,8 +102,6 @@ def _put_along_axis(arr, indices, values, axis):
 
 @implements(np.choose)
 def _choose(a, choices, out=None, mode="raise"):
-    if out is not None:
-        raise TypeError("numpy.choose: out= is not supported on traced arrays")
     choices = [operand(c) for c in choices]
     a = _fix_mode(operand(a), len(choices), mode, "choose")
     *choices, a = _broadcast_arrays(*choices, a)
@@ -115,8 +111,6 @@ def _choose(a, choices, out=None, mode="raise"):
 
 @implements(np.compress, dynamic_only=True)
 def _compress(condition, a, axis=None, out=None):
-    if out is not None:
-        raise TypeError("numpy.compress: out= is not supported on traced arrays")
     a = operand(a)
     if axis is None:
         a, axis = _ravel(a), 0
@@ -193,8 +187,6 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
 
 @implements(np.trace)
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    if out is not None:
-        raise TypeError("numpy.trace: out= is not supported on traced arrays")
     d = _diagonal(a, offset, axis1, axis2)
     return reduction(ops.reduce_sum, d, -1, False, dtype)
 

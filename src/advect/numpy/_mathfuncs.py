@@ -462,8 +462,6 @@ def _real_if_close(a, tol=100):
 
 @implements(np.fix)
 def _fix(x, out=None):
-    if out is not None:
-        raise TypeError("numpy.fix: out= is not supported on traced arrays")
     return ops.trunc(operand(x))
 
 

@@ -170,8 +170,6 @@ def _nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 
 def _no_extras(name, out, weights):
-    if out is not None:
-        raise TypeError(f"numpy.{name}: out= is not supported on traced arrays")
     if weights is not None:
         raise TypeError(f"numpy.{name}: weights= is not supported on traced arrays; use "
                         "method='linear' without weights")

@@ -18,7 +18,6 @@ from ._functions import (
     _cumsum,
     _mean,
     _ndim,
-    _no_out,
     _ravel,
     _reshape,
     _shape,
@@ -44,7 +43,6 @@ def _kind(x):
 
 @implements(np.cumprod)
 def _cumprod(a, axis=None, dtype=None, out=None):
-    _no_out("cumprod", out)
     a = operand(a)
     if not _ndim(a):  # NumPy scans a 0-d array as a 1-element 1-d one
         a = ops.reshape(a, shape=(1,))
@@ -73,14 +71,12 @@ def _cumulative(scan, identity, x, axis, dtype, include_initial, name):
 
 @implements(*present(np, "cumulative_sum"))  # NumPy 2.1+
 def _cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
-    _no_out("cumulative_sum", out)
     return _cumulative(lambda a, ax, dt: _cumsum(a, ax, dt), 0, x, axis, dtype, include_initial,
                        "cumulative_sum")
 
 
 @implements(*present(np, "cumulative_prod"))  # NumPy 2.1+
 def _cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
-    _no_out("cumulative_prod", out)
     return _cumulative(lambda a, ax, dt: _cumprod(a, ax, dt), 1, x, axis, dtype,
                        include_initial, "cumulative_prod")
 
@@ -287,7 +283,6 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 
 @implements(np.ptp)
 def _ptp(a, axis=None, out=None, keepdims=False):
-    _no_out("ptp", out)
     a = operand(a)
     return ops.subtract(reduction(ops.reduce_max, a, axis, keepdims),
                         reduction(ops.reduce_min, a, axis, keepdims))
@@ -303,13 +298,11 @@ def _logical(op, a, axis, keepdims, where, fill):
 
 @implements(np.all, nondiff=True)
 def _all(a, axis=None, out=None, keepdims=False, *, where=True):
-    _no_out("all", out)
     return _logical(ops.reduce_min, a, axis, keepdims, where, True)
 
 
 @implements(np.any, nondiff=True)
 def _any(a, axis=None, out=None, keepdims=False, *, where=True):
-    _no_out("any", out)
     return _logical(ops.reduce_max, a, axis, keepdims, where, False)
 
 
@@ -410,13 +403,11 @@ def _nan_count(a, axis, keepdims):
 
 @implements(np.nansum)
 def _nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-    _no_out("nansum", out)
     return reduction(ops.reduce_sum, _nan_filled(a, 0), axis, keepdims, dtype, where, initial)
 
 
 @implements(np.nanprod)
 def _nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-    _no_out("nanprod", out)
     return reduction(ops.reduce_prod, _nan_filled(a, 1), axis, keepdims, dtype, where, initial)
 
 
@@ -431,31 +422,26 @@ def _nan_extreme(op, fill, a, axis, keepdims, initial, where):
 
 @implements(np.nanmax)
 def _nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    _no_out("nanmax", out)
     return _nan_extreme(ops.reduce_max, -np.inf, a, axis, keepdims, initial, where)
 
 
 @implements(np.nanmin)
 def _nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    _no_out("nanmin", out)
     return _nan_extreme(ops.reduce_min, np.inf, a, axis, keepdims, initial, where)
 
 
 @implements(np.nanargmax, nondiff=True)
 def _nanargmax(a, axis=None, out=None, *, keepdims=False):
-    _no_out("nanargmax", out)
     return _arg_reduce(ops.argmax, _nan_filled(a, -np.inf), axis, keepdims)
 
 
 @implements(np.nanargmin, nondiff=True)
 def _nanargmin(a, axis=None, out=None, *, keepdims=False):
-    _no_out("nanargmin", out)
     return _arg_reduce(ops.argmin, _nan_filled(a, np.inf), axis, keepdims)
 
 
 @implements(np.nanmean)
 def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    _no_out("nanmean", out)
     a = operand(a)
     if _kind(a) not in "fc":
         return _mean(a, axis, dtype, keepdims=keepdims, where=where)
@@ -468,7 +454,6 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 @implements(np.nanvar)
 def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
             mean=None, correction=None):
-    _no_out("nanvar", out)
     a = operand(a)
     if _kind(a) not in "fc":
         return _var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,

@@ -1,0 +1,131 @@
+"""``out=`` on NumPy array functions: the result is computed, then written into ``out``.
+
+Every translated function whose NumPy signature has ``out`` goes through :func:`call_with_out`
+when one is given (keyword or positional), so translations never see it. The destination is
+an owned traced array (or owned local copy), updated functionally as ``y[...] = result`` is:
+tangents follow, views of it go stale, and the call returns the destination itself. NumPy's
+rules for the destination apply: the exact result shape, and the casting rule NumPy uses for
+that function (reductions cast unsafely, ufunc-based functions need ``same_kind``, ``dot``
+needs the result's dtype); an integer destination gets a zero derivative, as any cast to an
+integer does.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ._mutation import assign_inplace, write_plain
+
+__all__ = ["out_position", "call_with_out"]
+
+# translations that write out= themselves (ufunc keywords such as where=, or several outputs)
+HANDLES_OUT = {np.clip, *(getattr(np.fft, n) for n in (
+    "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "rfft2", "rfftn", "irfft", "irfft2",
+    "irfftn", "hfft", "ihfft"))}
+
+_UNSAFE = {"sum", "prod", "max", "min", "amax", "amin", "mean", "var", "cumsum", "cumprod",
+           "cumulative_sum", "cumulative_prod", "nansum", "nanprod", "nanmax", "nanmin",
+           "nanmedian", "median", "trace", "choose", "all", "any", "nancumsum", "nancumprod"}
+_INEXACT = {"nanmean", "nanvar", "nanstd"}  # NumPy: "If a is inexact, then out must be inexact"
+_EQUIV = {"dot", "multi_dot"}  # NumPy: "output array is not acceptable" unless the dtype matches
+_SAFE = {"argmax", "argmin", "nanargmax", "nanargmin"}
+# NumPy's take and compress need the destination's dtype to cast safely to the result's
+_BACK_SAFE = {"take", "compress"}
+_TAKES_CASTING = {"concatenate": "same_kind", "stack": "same_kind", "einsum": "safe"}
+
+_KEYWORD = -1
+_positions: dict = {}
+
+
+def out_position(func):
+    """Where ``func`` takes ``out``: its positional index, ``-1`` for keyword-only, ``None`` for
+    no ``out`` (or a translation that writes it itself). Read once per function."""
+    try:
+        return _positions[func]
+    except KeyError:
+        pass
+    position = None
+    if func not in HANDLES_OUT:
+        try:
+            params = list(inspect.signature(func).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        for i, p in enumerate(params):
+            if p.name == "out":
+                position = i if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD else _KEYWORD
+                break
+            if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                continue
+    _positions[func] = position
+    return position
+
+
+def call_with_out(func, impl, position: int, args: tuple, kwargs: dict):
+    """``impl(*args, **kwargs)`` with ``out`` taken out and the result written into it, or the
+    plain call when no ``out`` was given."""
+    out = kwargs.get("out")
+    if out is None and 0 <= position < len(args):
+        out = args[position]
+        args = (*args[:position], None, *args[position + 1:])
+    if out is None:
+        return impl(*args, **kwargs)
+    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    name = func.__name__
+    result = impl(*args, **kwargs)
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    return write_result(out, result, _casting(name, kwargs), f"numpy.{name}(out=...)")
+
+
+def _casting(name: str, kwargs: dict) -> str:
+    if name in _UNSAFE:
+        return "unsafe"
+    if name in _INEXACT:
+        return "inexact"
+    if name in _EQUIV:
+        return "equiv"
+    if name in _SAFE:
+        return "safe"
+    if name in _BACK_SAFE:
+        return "back_safe"
+    return kwargs.get("casting", _TAKES_CASTING.get(name, "same_kind"))
+
+
+def write_result(out, result, casting: str, what: str):
+    """Write ``result`` into the owned traced array ``out`` under NumPy's ``casting`` rule
+    (``"inexact"``: unsafe, but an inexact result needs an inexact destination; ``"equiv"``:
+    the dtypes must match; ``"back_safe"``: the destination's dtype casts safely to the
+    result's); returns ``out``."""
+    if not isinstance(out, Tracer):
+        if isinstance(out, np.ndarray):
+            write_plain(out, what)  # raises: a traced value would be detached
+        raise TypeError(f"{what}: out must be an array, got {type(out).__name__}")
+    result_aval, out_aval = aval_of(result), aval_of(out)
+    if tuple(result_aval.shape) != tuple(out_aval.shape):
+        raise ValueError(f"{what}: the output array has shape {tuple(out_aval.shape)}, the "
+                         f"result has shape {tuple(result_aval.shape)}; they must be equal")
+    source, target = result_aval.dtype, out_aval.dtype
+    if source != target:
+        if casting == "equiv":
+            raise ValueError(f"{what}: output array is not acceptable (it must have the "
+                             f"result's dtype {source}, got {target})")
+        if casting == "back_safe":
+            if not np.can_cast(target, source, "safe"):
+                raise TypeError(f"{what}: cannot cast array data from {target} to {source} "
+                                "according to the rule 'safe'")
+        elif casting == "inexact":
+            if source.kind in "fc" and target.kind not in "fc":
+                raise TypeError(f"{what}: if a is inexact, then out must be inexact (got "
+                                f"{target})")
+        elif casting != "unsafe" and not np.can_cast(source, target, casting):
+            raise TypeError(f"{what}: cannot cast the result from {source} to {target} with "
+                            f"casting rule {casting!r}")
+        result = ops.astype(result, dtype=target.name)
+    if not (isinstance(result, Tracer) and result._trace is out._trace):
+        result = ops.where(True, result, out)  # joins out's trace
+    return assign_inplace(out, result, what)
