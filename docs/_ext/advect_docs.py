@@ -76,6 +76,10 @@ def _output_block(text: str) -> nodes.literal_block:
     return block
 
 
+class PageSkipped(Exception):
+    """A block called ``pytest.importorskip`` (or ``pytest.skip``) for a missing dependency."""
+
+
 def _run(code: str, namespace: dict, name: str) -> tuple[str, str | None]:
     """Run ``code``; return (stdout, the traceback text or None)."""
     stdout = io.StringIO()
@@ -84,6 +88,13 @@ def _run(code: str, namespace: dict, name: str) -> tuple[str, str | None]:
             exec(compile(code, name, "exec", dont_inherit=True), namespace)
         except Exception:  # reported as a build warning with the page and block
             return stdout.getvalue(), traceback.format_exc(limit=-3)
+        except BaseException as exc:
+            # pytest's skip outcome is a BaseException: the rest of the page is not run, as in
+            # tests/test_docs.py, and the page says so
+            pytest = sys.modules.get("pytest")
+            if pytest is not None and isinstance(exc, pytest.skip.Exception):
+                raise PageSkipped(getattr(exc, "msg", None) or str(exc)) from None
+            raise
     return stdout.getvalue(), None
 
 
@@ -98,7 +109,7 @@ class ExecutePages(SphinxTransform):
             return
         namespace = {"__name__": "__docs__"}
         os.environ.setdefault("MPLBACKEND", "Agg")
-        number = 0
+        number, skipped = 0, None
         for node in list(self.document.findall(
                 lambda n: isinstance(n, pending_plot) or (
                     isinstance(n, nodes.literal_block) and n.get("language") == "python"
@@ -106,8 +117,24 @@ class ExecutePages(SphinxTransform):
             code = node["code"] if isinstance(node, pending_plot) else node.astext()
             where = f"{Path(source).name}[block {number}]"
             number += 1
-            with _in_temporary_folder():
-                output, error = _run(code, namespace, where)
+            if skipped is not None:
+                if isinstance(node, pending_plot):
+                    node.replace_self(nodes.paragraph())
+                continue
+            try:
+                with _in_temporary_folder():
+                    output, error = _run(code, namespace, where)
+            except PageSkipped as exc:
+                skipped = str(exc)
+                LOGGER.info("%s: the rest of the page is not run (%s)", where, skipped)
+                note = nodes.note("", nodes.paragraph(
+                    "", f"This example and the ones after it on this page were not run when "
+                    f"the site was built ({skipped})."))
+                if isinstance(node, pending_plot):
+                    node.replace_self(note)
+                else:
+                    node.parent.insert(node.parent.index(node), note)
+                continue
             if error is not None:
                 LOGGER.warning("%s raised:\n%s", where, error, location=node)
             shown: list[nodes.Node] = []
