@@ -3,7 +3,8 @@
 Every row of the op table (``tests/op_cases.py``, plus the ops it has no row for) and every
 staged row of ``advect.support_catalog()`` (ufuncs, ufunc methods, functions, ndarray methods,
 with the samples of ``tests/ufunc_samples.py`` and ``tests/catalog_samples.py``) runs with its
-operands converted to each of the fourteen staged dtypes. Eager NumPy is the truth: the op's
+operands converted to each of the fourteen staged dtypes, and every binary ufunc with a Python
+scalar operand (weak, as NEP 50 says) of each kind. Eager NumPy is the truth: the op's
 abstract rule, the staged program's ``output_specs`` and the array the program returns must all
 have NumPy's shape and dtype, and the values must agree. Where NumPy raises, staging (or the
 staged call) must raise too. The fast profile checks each row in four dtypes (bool, int8,
@@ -232,6 +233,36 @@ def test_numpy_dtypes(i):
 @pytest.mark.parametrize("i", range(len(ROWS)), ids=lambda i: ROWS[i].name)
 def test_numpy_dtypes_exhaustive(i):
     _sweep(lambda dtype: _check_row(ROWS[i], dtype), i, exhaustive=True)
+
+
+# --- Python scalars: weak operands (NEP 50) ---------------------------------------------------
+
+SCALARS = (True, 3, 2.5, 1.5 - 0.5j)
+BINARY = [r for r in ROWS if r.category in ("ufunc", "scipy.special ufunc") and r.target.nin == 2
+          and r.target.__name__ not in ("matmul", "vecdot", "matvec", "vecmat")]
+
+
+def _check_scalar(row, dtype, scalar, first):
+    x = _converted(ufunc_args(row.target)[:1], dtype, numeric=True)[0]
+    f = (lambda x: row.target(scalar, x)) if first else (lambda x: row.target(x, scalar))
+    check_staged(f, [x], f"{row.name} with {scalar!r}")
+
+
+@pytest.mark.parametrize("i", range(len(BINARY)), ids=lambda i: BINARY[i].name)
+def test_python_scalar_operands(i):
+    def check(dtype):  # one kind of Python scalar per row, rotating
+        _check_scalar(BINARY[i], dtype, SCALARS[i % len(SCALARS)], first=False)
+    _sweep(check, i, exhaustive=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("i", range(len(BINARY)), ids=lambda i: BINARY[i].name)
+def test_python_scalar_operands_exhaustive(i):
+    def check(dtype):
+        for scalar in SCALARS:
+            for first in (False, True):
+                _check_scalar(BINARY[i], dtype, scalar, first)
+    _sweep(check, i, exhaustive=True)
 
 
 # --- the reproductions of issue 10 -------------------------------------------------------------

@@ -29,7 +29,9 @@ __all__ = ["UFUNCS", "SCIPY_SPECIAL", "array_ufunc", "translation", "call_ufunc"
 def _float_power(x, y):
     """``x ** y`` computed in float64 (complex128 for complex operands), as NumPy does."""
     dtype = np.float_power.resolve_dtypes((aval_of(x).dtype, aval_of(y).dtype, None))[-1]
-    x, y = (a if aval_of(a).dtype == dtype else ops.astype(a, dtype=dtype.name) for a in (x, y))
+    x, y = (a if aval_of(a).dtype == dtype else np.asarray(a, dtype)
+            if isinstance(a, bool | int | float | complex) else ops.astype(a, dtype=dtype.name)
+            for a in (x, y))
     return ops.pow(x, y)
 
 

@@ -79,7 +79,8 @@ def compare_binary(x: Aval, y: Aval, **_) -> Aval:
     return Aval(shape, np.dtype(bool), x.weak and y.weak, x.device or y.device)
 
 
-_WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+# NEP 50: Python int, float and complex are weak; a Python bool is NumPy's bool
+_WEAK_TYPES = {"b": np.dtype(bool), "i": int, "u": int, "f": float, "c": complex}
 
 
 def ufunc_abstract(ufunc):
