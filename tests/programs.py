@@ -69,8 +69,18 @@ def _gap(a, axis, kind: str) -> None:
         raise Kink(f"two {kind} candidates are within {MARGIN} of each other")
 
 
-GUARDS = {"np": np, "_away": _away, "_gap": _gap}
-_NO_GUARDS = {"np": np, "_away": lambda *a: None, "_gap": lambda *a: None}
+def _distinct(a) -> None:
+    """All entries are apart (a sort or a permutation by value is smooth here)."""
+    if ad.is_traced(a):
+        return
+    flat = np.sort(np.asarray(a, dtype=np.float64).reshape(-1))
+    if flat.size > 1 and np.diff(flat).min() < MARGIN:
+        raise Kink(f"two entries are within {MARGIN} of each other")
+
+
+GUARDS = {"np": np, "_away": _away, "_gap": _gap, "_distinct": _distinct}
+_NO_GUARDS = {"np": np, "_away": lambda *a: None, "_gap": lambda *a: None,
+              "_distinct": lambda *a: None}
 
 
 @dataclass(frozen=True)
@@ -254,7 +264,8 @@ class _Builder:
     def matmul(self) -> None:
         a, b = self.pick(), self.pick()
         form = self.draw(st.sampled_from(["{a} @ {b}", "{a} @ {b}.T", "np.matmul({a}, {b})",
-                                          "{a} @ {c}", "{c} @ {a}", "np.dot({a}, {b})"]))
+                                          "{a} @ {c}", "{c} @ {a}", "np.dot({a}, {b})",
+                                          "{a} @ {a}.T", "{a}.T @ {b}", "np.dot({a}, {c})"]))
         shape = self.shape(a)
         if "{c}" in form:
             n = shape[-1] if form.startswith("{a}") and shape else (
@@ -299,8 +310,29 @@ class _Builder:
             statement = f"{{v}}{target} {op} {b}"
         self.emit(f"{a}.copy()", update=statement)
 
+    def extra(self) -> None:
+        """Other functions users reach for: clip, var/std, norm, sort, diff, outer, einsum."""
+        a, b = self.pick(), self.pick()
+        form = self.draw(st.sampled_from([
+            "np.clip({a}, -0.3, 0.4)", "np.var({a}, axis=0)", "np.std({a})",
+            "np.linalg.norm({a})", "np.sort({a}, axis=-1)", "np.diff({a}, axis=0)",
+            "np.outer({a}, {b})", "np.einsum('...i->...', {a})", "np.take({a}, [2, 0], axis=-1)",
+            "np.logaddexp({a}, {b})", "np.log(np.sum(np.exp({a})))", "np.tile({a}, 2)",
+            "np.repeat({a}, 2, axis=0)", "np.flip({a})", "np.swapaxes({a}, 0, -1)",
+            "np.atleast_2d({a})", "np.trace({a})", "np.tril({a})", "{a}.clip(min=0.1)",
+        ]))
+        guards = ()
+        if "clip" in form:
+            guards = (f"_away({a}, -0.3)", f"_away({a}, 0.4)", f"_away({a}, 0.1)")
+        elif "std" in form or "norm" in form:
+            guards = (f"_away(np.sum({a} * {a}), 0.0)", f"_away(np.var({a}), 0.0)")
+        elif "sort" in form:
+            guards = (f"_distinct({a})",)
+        self.emit(form.format(a=a, b=b), guards)
+
     STEPS = ("unary", "unary", "scalar", "binary", "binary", "constant", "reduce", "reduce",
-             "shape_op", "index", "where", "matmul", "concat", "roll", "cumsum", "update")
+             "shape_op", "index", "where", "matmul", "matmul", "concat", "roll", "cumsum",
+             "update", "extra")
 
 
 # linear finishers come first and twice: a cotangent that arrives from a sum or mean as a 0-d
