@@ -64,6 +64,36 @@ VALID = {
 }
 
 
+def _copyto_plain(x):
+    y = x * 1.0
+    np.copyto(y, np.ones((2, 3)))  # a plain array written whole into an owned one
+    return y * x
+
+
+def _putmask_flat(x):
+    y = x.copy()
+    np.putmask(y, np.array([True, False, True, False, True, False]), x[0, 0] * 5.0)
+    return y
+
+
+def _set_leading_ones(x):
+    y = x * 1.0
+    y[0] = x[1:2] * 2.0  # a (1, 3) value into a (3,) slot: NumPy drops the leading 1
+    return y
+
+
+VALID.update({
+    "copyto_plain_array": _copyto_plain,
+    "putmask_flat_mask": _putmask_flat,
+    "set_1x3_into_3": _set_leading_ones,
+    "histogram_of_nothing": lambda x: np.histogram(x[:, :0])[1] * x[0, 0],
+    "insert_nothing": lambda x: np.insert(x[0], [], []),
+    "average_tuple_axis": lambda x: np.average(x, axis=(0, 1)),
+    "average_tuple_axis_weights": lambda x: np.average(x, axis=(0, 1), weights=x),
+    "matrix_rank_empty_stack": lambda x: np.linalg.matrix_rank(x[:, :2][None][:0]) * x[0, 0],
+})
+
+
 @pytest.mark.parametrize("name", VALID)
 def test_numpy_integer_metadata_arguments_work(name):
     f = VALID[name]

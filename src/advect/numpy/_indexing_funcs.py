@@ -282,7 +282,12 @@ def _put(a, ind, v, mode="raise"):
 
 @implements(np.putmask)
 def _putmask(a, mask, values):
-    new = ops.where(operand(mask), _resize(operand(values), _shape(a)), a)
+    mask = operand(mask)
+    if _shape(mask) != _shape(a):  # NumPy pairs mask and data element by element, flat
+        if math.prod(_shape(mask)) != math.prod(_shape(a)):
+            raise ValueError("putmask: mask and data must be the same size")
+        mask = _reshape(mask, _shape(a))
+    new = ops.where(mask, _resize(operand(values), _shape(a)), a)
     assign_inplace(a, new, "numpy.putmask")
 
 

@@ -143,6 +143,8 @@ def check_writable(x, what: str) -> None:
 
 
 def _repoint(x, new) -> None:
+    if not isinstance(new, Tracer):  # a constant written whole (np.copyto(y, plain_array))
+        new = ops.where(True, new, x)
     if type(new) is not type(x) or new._trace is not x._trace:
         raise MutationError("cannot write a value of an inner transform into an array owned by "
                             "an outer one; build a new array inside the inner function instead")

@@ -187,6 +187,8 @@ def _bin_edges(a, bins, range_, dtype=None):
         raise ValueError("`bins` must be positive, when an integer")
     if range_ is not None:
         lo, hi = range_
+    elif math.prod(_shape(a)) == 0:  # NumPy's range for no samples
+        lo, hi = 0.0, 1.0
     else:
         lo, hi = reduction(ops.reduce_min, a, None, False), reduction(ops.reduce_max, a, None,
                                                                       False)

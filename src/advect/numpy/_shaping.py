@@ -348,6 +348,8 @@ def _insert(arr, obj, values, axis=None):
     if isinstance(obj, slice):
         obj = np.arange(*obj.indices(n))
     obj = concrete(obj, "np.insert with traced positions")
+    if obj.size == 0 and obj.ndim:  # no positions: NumPy returns a copy
+        obj = obj.astype(np.intp)
     values = operand(values)
     values = astype(values, aval_of(arr).dtype)
     if obj.ndim == 0:  # the values are inserted whole, their first axis along ``axis``
