@@ -94,14 +94,25 @@ def ufunc_abstract(ufunc):
         return u.resolve_dtypes(dtypes + (None,) * u.nout)[u.nin:]
 
     def abstract(*avals, **_):
-        shape = avals[0].shape
-        for a in avals[1:]:
-            if a.shape != shape:
-                shape = broadcast_shapes(*(a.shape for a in avals))
-                break
-        outs = resolve(tuple((a.dtype, a.weak) for a in avals))
-        if len(avals) == 1 and len(outs) == 1 and outs[0] is avals[0].dtype:
-            return avals[0]  # the common unary case: nothing changes
+        x = avals[0]
+        if len(avals) == 1:  # the hot cases (a tape of divides and negations) build no tuples
+            outs = resolve(((x.dtype, x.weak),))
+            if len(outs) == 1 and outs[0] is x.dtype:
+                return x
+            shape = x.shape
+        elif len(avals) == 2:
+            y = avals[1]
+            outs = resolve(((x.dtype, x.weak), (y.dtype, y.weak)))
+            if x.shape == y.shape:
+                if (len(outs) == 1 and outs[0] is x.dtype and x.weak == y.weak
+                        and (x.device is not None or y.device is None)):
+                    return x
+                shape = x.shape
+            else:
+                shape = broadcast_shapes(x.shape, y.shape)
+        else:
+            shape = broadcast_shapes(*(a.shape for a in avals))
+            outs = resolve(tuple((a.dtype, a.weak) for a in avals))
         weak = all(a.weak for a in avals)
         device = next((a.device for a in avals if a.device is not None), None)
         result = tuple(Aval(shape, d, weak and d.kind != "b", device) for d in outs)
