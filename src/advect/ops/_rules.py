@@ -16,7 +16,7 @@ from ..core import Tracer
 from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
 
 __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcast_binary",
-           "float_binary", "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
+           "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
            "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "reduced_shape",
            "real_unary", "add_tangents", "scale", "unary_partial", "ufunc_abstract", "dot_sum",
            "index_tuple"]
@@ -66,12 +66,6 @@ def broadcast_binary(x: Aval, y: Aval, **_) -> Aval:
     if x.dtype is y.dtype and x.weak == y.weak:
         return Aval(shape, x.dtype, x.weak, x.device)
     return Aval(shape, result_type(x, y), x.weak and y.weak, x.device or y.device)
-
-
-def float_binary(x: Aval, y: Aval, **_) -> Aval:
-    out = broadcast_binary(x, y)
-    dtype = float_dtype(out.dtype)
-    return out if dtype is out.dtype else Aval(out.shape, dtype, out.weak, out.device)
 
 
 def compare_binary(x: Aval, y: Aval, **_) -> Aval:
