@@ -369,7 +369,10 @@ def take_along_axis(x, indices, axis):
     axis = axis_of(axis, len(shape))
     target = list(broadcast_shapes(shape[:axis] + (1,) + shape[axis + 1:], shape_of(indices)))
     indices = _broadcast(_wrap_negative(indices, shape[axis]), tuple(target))
-    arrays = [indices if d == axis else iota(x, target, d) for d in range(len(shape))]
+    # x's own positions elsewhere, broadcast to the target (0 where x has length 1)
+    lines = [[shape[d] if k == d else 1 for k in range(len(shape))] for d in range(len(shape))]
+    arrays = [indices if d == axis else _broadcast(iota(x, lines[d], d), tuple(target))
+              for d in range(len(shape))]
     return ops.gather(x, *arrays, index=("array",) * len(shape))
 
 

@@ -180,6 +180,9 @@ def _inv(ctx, x, /):
 
 @translates("linalg.solve", needs=("solve",))
 def _solve(ctx, x1, x2, /):
+    if len(shape_of(x2)) == 1:  # the standard's rule: a 1-D x2 is one vector, for every matrix
+        column = op_named("solve")(x1, ops.expand_dims(x2, axes=(1,)))
+        return ops.squeeze(column, axes=(len(shape_of(column)) - 1,))
     return op_named("solve")(x1, x2)
 
 

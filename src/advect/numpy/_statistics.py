@@ -12,6 +12,7 @@ from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..ops._rules import normalize_axes
+from ..providers import on_provider_of
 from ._functions import (
     _arg_reduce,
     _concatenate,
@@ -95,6 +96,8 @@ def _nancumprod(a, axis=None, dtype=None, out=None):
 
 def _edge_values(value, a, axis):
     value = operand(value)
+    if not isinstance(value, Tracer):  # a constant edge joins a's provider (array-api-strict)
+        value = on_provider_of(a, value)
     shape = _shape(a)[:axis] + (1,) + _shape(a)[axis + 1:]
     if _ndim(value) == 0:
         return ops.broadcast_to(value, shape=shape)
