@@ -20,9 +20,10 @@ import pytest
 
 import advect as ad
 from advect import ops
+from advect.autodiff.forward import JVPTrace, JVPTracer
 from advect.catalog import support_catalog
 from advect.dtypes import STAGED_DTYPES, aval_of
-from advect.pytree import tree_leaves
+from advect.pytree import tree_leaves, tree_map
 from catalog_samples import function_sample, method_sample
 from op_cases import CASES, OpCase, const, distinct, floats, ints
 from ufunc_samples import method_call, ufunc_args
@@ -233,6 +234,55 @@ def test_numpy_dtypes(i):
 @pytest.mark.parametrize("i", range(len(ROWS)), ids=lambda i: ROWS[i].name)
 def test_numpy_dtypes_exhaustive(i):
     _sweep(lambda dtype: _check_row(ROWS[i], dtype), i, exhaustive=True)
+
+
+# --- rows that only dynamic transforms support (data-dependent shapes or dtypes) ---------------
+
+DYNAMIC_ROWS = [r for r in support_catalog() if r.category != "array api" and r.dynamic
+                and not r.staged and r.name not in (
+                    "numpy.array2string", "numpy.array_repr", "numpy.array_str",  # text
+                    "ndarray.tobytes", "ndarray.tolist",  # not arrays
+                    "numpy.unique_values")]  # NumPy leaves the order unspecified
+
+
+def _traced(f, args):
+    """``f(*args)`` in a forward-mode trace with zero tangents: the dynamic lifetime."""
+    trace = JVPTrace()
+    try:
+        out = f(*(JVPTracer(trace, a, None) if isinstance(a, np.ndarray) else a for a in args))
+        return tree_map(lambda o: o._concrete() if isinstance(o, JVPTracer) else o, out)
+    finally:
+        trace.close()
+
+
+def _check_dynamic_row(row, dtype):
+    f, args, numeric = _sample(row)
+    args = _converted(args, dtype, numeric)
+    try:
+        expected = _quiet(f, *args)
+    except Exception as e:
+        try:
+            _quiet(_traced, f, args)
+        except Exception:
+            return
+        raise AssertionError(f"{row.name}: tracing accepts what NumPy refuses ({e})") from None
+    try:
+        got = _quiet(_traced, f, args)
+    except Exception as e:
+        raise AssertionError(f"{row.name}: tracing raises {type(e).__name__}: {e}, where NumPy "
+                             "gives a result") from None
+    _agree(f"{row.name}: traced result", got, expected)
+
+
+@pytest.mark.parametrize("i", range(len(DYNAMIC_ROWS)), ids=lambda i: DYNAMIC_ROWS[i].name)
+def test_dynamic_only_dtypes(i):
+    _sweep(lambda dtype: _check_dynamic_row(DYNAMIC_ROWS[i], dtype), i, exhaustive=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("i", range(len(DYNAMIC_ROWS)), ids=lambda i: DYNAMIC_ROWS[i].name)
+def test_dynamic_only_dtypes_exhaustive(i):
+    _sweep(lambda dtype: _check_dynamic_row(DYNAMIC_ROWS[i], dtype), i, exhaustive=True)
 
 
 # --- Python scalars: weak operands (NEP 50) ---------------------------------------------------

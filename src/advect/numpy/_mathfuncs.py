@@ -269,21 +269,22 @@ def _polyint(p, m=1, k=None):
 
 @implements(np.polydiv, dynamic_only=True)
 def _polydiv(u, v):
-    u, v = _coefficients(u), _coefficients(v)
-    if _kind(u) not in "fc":
-        u = astype(u, np.float64)
+    """NumPy's long division, operation for operation (a multiply by 1 / v[0], all of u kept as
+    the remainder), so the remainder's leading entries round, and are trimmed, as NumPy's do."""
+    u, v = (astype(p, np.float64) if _kind(p) not in "fc" else p
+            for p in (_coefficients(u), _coefficients(v)))
+    dtype = np.result_type(aval_of(u).dtype, aval_of(v).dtype)
     m, n = _shape(u)[0] - 1, _shape(v)[0] - 1
-    v0 = ops.gather(v, index=(0,))
-    r = [ops.gather(u, index=(i,)) for i in range(m + 1)]
+    scale = ops.divide(1.0, ops.gather(v, index=(0,)))
+    r = [astype(ops.gather(u, index=(i,)), dtype) for i in range(m + 1)]
     q = []
     for k in range(max(m - n + 1, 0)):
-        d = ops.divide(r[k], v0)
+        d = ops.multiply(scale, r[k])
         q.append(d)
         for j in range(n + 1):
             r[k + j] = ops.subtract(r[k + j], ops.multiply(d, ops.gather(v, index=(j,))))
     q = ops.concat(*(ops.expand_dims(c, axes=(0,)) for c in q), axis=0) if q else \
-        ops.zeros_like(u, shape=(1,))
-    r = r[max(m - n + 1, 0):] or r[-1:]
+        ops.zeros_like(u, shape=(1,), dtype=dtype.name)
     while len(r) > 1 and np.allclose(concrete(r[0], "np.polydiv (it trims the remainder's "
                                                     "leading zeros, so its size depends on "
                                                     "data)"), 0, rtol=1e-14):
@@ -468,12 +469,14 @@ def _fix(x, out=None):
 # --- numpy.emath: complex results where the real function is undefined -----------------------
 
 def _to_complex_where(x, bad):
-    """``x`` as complex when ``bad`` holds anywhere (read from data), else unchanged."""
+    """``x`` as complex when ``bad`` holds anywhere (read from data), else unchanged (the real
+    function then gives NumPy's dtype: float16 for int8). NumPy's complex type: complex64 for
+    float32 and integers of at most 16 bits, else complex128 (float16 and bool included)."""
     if _kind(x) == "c":
         return x
-    x = astype(x, np.float64) if _kind(x) not in "f" else x
     if np.any(concrete(bad(x), "numpy.emath (its result dtype depends on data)")):
-        return astype(x, np.result_type(aval_of(x).dtype, np.complex64))
+        small = aval_of(x).dtype in (np.float32, np.int8, np.int16, np.uint8, np.uint16)
+        return astype(x, np.complex64 if small else np.complex128)
     return x
 
 
