@@ -207,15 +207,24 @@ def _(x):
 '''
 
 
-def test_import_registers_the_primitives_a_program_uses(tmp_path, monkeypatch):
-    (tmp_path / "cli_test_primitives.py").write_text(_PRIMITIVE_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import cli_test_primitives
+_SAVE_PROGRAM = """
+import json, sys
+import numpy as np
+import advect as ad
+import cli_test_primitives
+program = ad.stage(lambda x: cli_test_primitives.twice(x) + 1.0, np.ones(2))
+print(json.dumps(program.to_dict()))
+"""
 
-    program = ad.stage(lambda x: cli_test_primitives.twice(x) + 1.0, np.ones(2))
-    path = tmp_path / "custom.json"
-    path.write_text(json.dumps(program.to_dict()))
+
+def test_import_registers_the_primitives_a_program_uses(tmp_path, monkeypatch):
+    # the primitive is registered only in subprocesses: this process's registry stays as it is
+    (tmp_path / "cli_test_primitives.py").write_text(_PRIMITIVE_MODULE)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    saved = subprocess.run([sys.executable, "-c", _SAVE_PROGRAM], capture_output=True,
+                           text=True, timeout=120, check=True)
+    path = tmp_path / "custom.json"
+    path.write_text(saved.stdout)
     missing = _advect("check", str(path))
     assert missing.returncode == 1 and "advect_cli_test.twice" in missing.stderr
     assert "--import MODULE" in missing.stderr
