@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import advect as ad
+from advect._compat import NUMPY_VERSION
 from advect.testing import check_grads
 
 X = np.arange(1.0, 7.0).reshape(2, 3) + np.array([[0.1, 0.7, 0.3], [0.9, 0.2, 0.5]])
@@ -229,7 +230,8 @@ def test_bad_call_raises_what_numpy_raises(name):
         warnings.simplefilter("ignore", DeprecationWarning)
         expected = _raised(lambda: f(X.copy()))
         if expected is None:  # this NumPy release accepts the call: Advect agrees on the value
-            np.testing.assert_allclose(ad.stage(f, X)(X), f(X.copy()), rtol=1e-12)
+            value, _ = ad.jvp(f)(X, tangents=np.ones_like(X))
+            np.testing.assert_allclose(value, f(X.copy()), rtol=1e-12)
             return
         cls = type(expected)
         for how, call in (("grad", lambda: ad.grad(lambda x: np.sum(np.real(f(x)) * 1.0))(X)),
@@ -253,10 +255,10 @@ HUGE = "i" * 1_000_000
     lambda x: np.einsum(HUGE + "->", x),
     lambda x: np.einsum(HUGE.replace("i", "?"), x),
     lambda x: np.einsum("ij," * 100_000 + "->", x),
-    lambda x: np.trim_zeros(x[0], trim="x" * 1_000_000),
+    *([lambda x: np.trim_zeros(x[0], trim="x" * 1_000_000)] if NUMPY_VERSION >= (2, 2) else []),
     lambda x: np.sort(x, kind="x" * 1_000_000),
     lambda x: np.zeros_like(x, device="g" * 1_000_000),
-], ids=["einsum_letters", "einsum_invalid", "einsum_operands", "trim", "kind", "device"])
+])
 def test_error_messages_quote_a_bounded_part_of_a_huge_value(call):
     for run in (lambda: ad.grad(lambda x: np.sum(call(x)))(X), lambda: ad.stage(call, X)):
         error = _raised(run)

@@ -8,6 +8,7 @@ this module names a NumPy attribute that some supported NumPy lacks, or compares
 * the ``numpy.matvec`` and ``numpy.vecmat`` ufuncs arrived in 2.2;
 * ``numpy.row_stack`` (an alias of ``vstack``, deprecated in 2.0) was removed in 2.5;
 * ``numpy.cross`` of 2-element vectors is deprecated from 2.0 and an error from 2.5;
+* ``numpy.trim_zeros`` checks its ``trim`` letters (and gained ``axis=``) in 2.2;
 * ``numpy.clip`` gained ``min=``/``max=`` and open bounds on both sides in 2.1;
 * NumPy 2.0 serves Array API revision 2022.12 (``cumulative_sum``, ``cumulative_prod`` and
   ``astype`` of a NumPy scalar arrived with 2.1).
