@@ -410,14 +410,14 @@ def lstsq(a: Any, b: Any, cond: float | None = None, overwrite_a: bool = False,
     s = np.linalg.svd(a, compute_uv=False)
     x = np.linalg.pinv(a, rcond=cond) @ b
     rank = np.sum(s > cond * np.max(s))
-    if m <= n:
-        return x, np.empty((0,), dtype=s.dtype), rank, s
     try:
-        full = int(rank) == n
+        rank = int(rank)  # a Python int, as SciPy returns, except while staging
     except TracingError:
-        raise TracingError("scipy.linalg.lstsq while staging: for a tall a the shape of the "
-                           "residues depends on the rank of a, which is data; stage "
-                           "np.linalg.pinv(a) @ b instead, or call lstsq in a dynamic "
-                           "transform") from None
-    residues = np.sum(np.abs(b - a @ x) ** 2, axis=0) if full else np.empty((0,), s.dtype)
-    return x, residues, int(rank), s
+        if m > n:
+            raise TracingError("scipy.linalg.lstsq while staging: for a tall a the shape of "
+                               "the residues depends on the rank of a, which is data; stage "
+                               "np.linalg.pinv(a) @ b instead, or call lstsq in a dynamic "
+                               "transform") from None
+    if m <= n or rank < n:
+        return x, np.empty((0,), dtype=s.dtype), rank, s
+    return x, np.sum(np.abs(b - a @ x) ** 2, axis=0), rank, s
