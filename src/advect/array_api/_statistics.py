@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
+import numpy as np
+
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
@@ -33,14 +35,26 @@ def _reduce(op, x, axis, keepdims, dtype=None):
     return op(x, axes=normalize_axes(axis, len(shape_of(x))), keepdims=bool(keepdims))
 
 
+def _accumulator(ctx, x, dtype):
+    """``dtype``, or where the revision says a sum or product accumulates: revision 2022.12
+    sums floating input in the default floating dtype of its kind (later ones keep x's dtype)."""
+    if dtype is not None or ctx.revision != "2022.12":
+        return dtype
+    kind = aval_of(x).dtype.kind
+    if kind not in "fc":
+        return None
+    default = numpy_dtype(ctx.xp.asarray(1.0).dtype)  # the provider's default real float
+    return default if kind == "f" else np.result_type(default, np.complex64)
+
+
 @translates("sum")
 def _sum(ctx, x, /, *, axis=None, dtype=None, keepdims=False):
-    return _reduce(ops.reduce_sum, x, axis, keepdims, dtype)
+    return _reduce(ops.reduce_sum, x, axis, keepdims, _accumulator(ctx, x, dtype))
 
 
 @translates("prod")
 def _prod(ctx, x, /, *, axis=None, dtype=None, keepdims=False):
-    return _reduce(ops.reduce_prod, x, axis, keepdims, dtype)
+    return _reduce(ops.reduce_prod, x, axis, keepdims, _accumulator(ctx, x, dtype))
 
 
 @translates("max")
