@@ -122,8 +122,9 @@ def test_numpy_provider_matches_numpy(name, k):
         pytest.skip("NumPy serves the Array API up to 2024.12")
     if case.label == "descending":
         pytest.skip("numpy.sort and numpy.argsort have no descending=")
+    revision = _numpy_revision(name)
     expected = _lookup(np, name)(*args, **kwargs)
-    got = _traced_call(np, name, args, kwargs, revision=_numpy_revision(name))
+    got = _traced_call(np, name, args, kwargs, revision=revision)
     if name.startswith("unique"):  # NumPy's own result types are its named tuples
         got, expected = tuple(got), tuple(expected)
     _assert_same(got, expected, values=name != "empty_like")
@@ -507,8 +508,9 @@ def test_revision_2022_12_sums_floating_input_in_the_default_float_dtype():
     old = ad.stage(f, x32, array_api_version="2022.12")
     assert [s.dtype for s in old.output_specs] == ["float64", "float64", "float32"]
     assert [o.dtype for o in old(x32)] == [np.float64, np.float64, np.float32]
-    new = ad.stage(f, x32, array_api_version="2023.12")
-    assert [o.dtype for o in new(x32)] == [np.float32] * 3
+    if np.__array_api_version__ >= "2023.12":  # NumPy 2.0 serves 2022.12 only
+        new = ad.stage(f, x32, array_api_version="2023.12")
+        assert [o.dtype for o in new(x32)] == [np.float32] * 3
     restored = ad.StagedProgram.from_dict(old.to_dict())
     assert [o.dtype for o in restored(x32)] == [np.float64, np.float64, np.float32]
     z = np.ones(2, np.complex64)

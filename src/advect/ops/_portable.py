@@ -30,7 +30,9 @@ def _host(x):
         return x
     try:
         return np.from_dlpack(x)
-    except (TypeError, ValueError):  # a provider before 2023.12 refuses DLPack's max_version
+    # a provider before 2023.12 refuses DLPack's max_version; NumPy 2.0 cannot export a
+    # read-only array through DLPack (BufferError)
+    except (TypeError, ValueError, BufferError):
         return np.asarray(x)
 
 
