@@ -490,3 +490,32 @@ def test_value_and_grad_scalar_lowering_agrees_with_the_pullback():
         np.testing.assert_array_equal(g, pullback(np.ones((), np.asarray(v).dtype)))
     with pytest.raises(ValueError, match="scalar output"):
         ad.grad(lambda x: x * 2)(x)
+
+
+def test_gradients_own_their_memory():
+    # add's transpose hands one array to both operands: grad(argnums=(0, 1)) returned the same
+    # object twice, so an in-place update of one gradient changed the other; a transposed
+    # broadcast came back as a read-only stride-0 view
+    x, y, w = np.ones(3), np.ones(3), np.arange(3.0)
+    for f in (lambda x, y: np.sum((x + y) * w), lambda x, y: np.sum((x.reshape(3) + y) * w),
+              lambda x, y: np.sum(x.T + y)):
+        gx, gy = ad.grad(f, argnums=(0, 1))(x, y)
+        assert not np.shares_memory(gx, gy)
+        assert gx.flags.writeable and gy.flags.writeable
+    g = ad.grad(lambda x: np.sum(x.T))(np.ones((2, 3)))
+    assert g.flags.writeable
+    g *= 2.0
+    np.testing.assert_array_equal(g, np.full((2, 3), 2.0))
+    ct = np.ones(3)
+    _, pullback = ad.vjp(lambda x: x)(x)
+    assert not np.shares_memory(pullback(ct), ct)
+
+
+@pytest.mark.parametrize("tri", [np.tril, np.triu])
+@pytest.mark.parametrize("k", [-1, 0, 1])
+def test_tril_triu_of_a_1d_array_broadcast_as_numpy_does(tri, k):
+    x = np.array([0.5, -1.0, 2.0])
+    f = lambda x: np.sum(np.sin(tri(x, k)))  # noqa: E731
+    expected = np.sum(np.cos(x) * tri(np.ones((3, 3)), k), axis=0)
+    _all_modes(f, x, expected)
+    assert ad.stage(lambda x: tri(x, k), x)(x).shape == (3, 3)

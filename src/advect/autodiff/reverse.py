@@ -251,9 +251,35 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
         if index in cts:
             ct = ops.broadcast_to(cts[index], shape=aval.shape)
             cts[index] = ct.copy() if type(ct) is np.ndarray else ct  # writable, not a view
+    _own(cts, seeds)
     if not keep:
         tape.clear()
     return cts
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _own(cts: dict, seeds: list) -> None:
+    """Make each NumPy cotangent left in ``cts`` (the inputs') writable memory of its own.
+
+    A transpose may hand one array to several variables (``add`` returns ``(ct, ct)``), a view
+    of another's (``reshape``), a read-only broadcast (``permute_dims`` of a lazily expanded
+    cotangent) or the seed itself; a caller that updates one gradient in place must change
+    nothing else. Only arrays that share memory or are read-only are copied.
+    """
+    seen = {id(_root(ct)) for _, ct in seeds if type(ct) is np.ndarray}
+    for index, ct in cts.items():
+        if type(ct) is not np.ndarray:
+            continue
+        root = id(_root(ct))
+        if root in seen or not ct.flags.writeable:
+            cts[index] = ct.copy()
+        else:
+            seen.add(root)
 
 
 def forward(tape: list, in_vars: list, tangents: list) -> dict:

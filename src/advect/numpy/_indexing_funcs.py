@@ -211,8 +211,8 @@ def _diagflat(v, k=0):
 
 
 def _tri_mask(a, k):
-    rows, cols = _shape(a)[-2:]
-    return np.tri(rows, cols, k, dtype=bool)
+    # as NumPy: the last two axes; a 1-d array (n,) is masked by tri(n), so it broadcasts
+    return np.tri(*_shape(a)[-2:], k=k, dtype=bool)
 
 
 @implements(np.tril)
