@@ -519,3 +519,29 @@ def test_tril_triu_of_a_1d_array_broadcast_as_numpy_does(tri, k):
     expected = np.sum(np.cos(x) * tri(np.ones((3, 3)), k), axis=0)
     _all_modes(f, x, expected)
     assert ad.stage(lambda x: tri(x, k), x)(x).shape == (3, 3)
+
+
+def test_linear_trace_same_aval_shortcut_agrees_with_the_abstract_rule():
+    # LinearTrace.process skips broadcast_binary for a tape variable and a constant of the
+    # same aval, or a Python scalar; wherever it answers, it must be the rule's answer
+    from advect.autodiff.reverse import LinearTrace, _same_aval
+    from advect.dtypes import Aval, aval_of
+    from advect.ops._rules import broadcast_binary
+
+    trace = LinearTrace()
+    try:
+        for dtype in (np.float32, np.float64, np.complex64, np.complex128, np.int32, np.int64):
+            # a weak variable stands for a Python scalar: float64, complex128 or int64
+            for weak in (False, True) if dtype in (np.float64, np.complex128, np.int64) \
+                    else (False,):
+                var = trace.new_var(Aval((), np.dtype(dtype), weak))
+                full = trace.new_var(Aval((2, 3), np.dtype(dtype)))
+                for v in (var, full):
+                    for other in (np.ones(v.shape, dtype), np.ones(v.shape, np.float64), 2.0, 3,
+                                  np.float32(2.0), v, trace.new_var(v.aval.update(weak=False))):
+                        got = _same_aval(v, other)
+                        other_aval = other.aval if hasattr(other, "aval") else aval_of(other)
+                        if got is not None:
+                            assert got == broadcast_binary(v.aval, other_aval), (v, other)
+    finally:
+        trace.close()
