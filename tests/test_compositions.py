@@ -545,3 +545,30 @@ def test_linear_trace_same_aval_shortcut_agrees_with_the_abstract_rule():
                             assert got == broadcast_binary(v.aval, other_aval), (v, other)
     finally:
         trace.close()
+
+
+def test_in_place_operators_on_a_0d_result_rebind_as_numpy_scalars_do():
+    # np.sum(x) is an immutable NumPy scalar: ``v += 1`` rebinds v and an alias keeps the old
+    # value; the 0-d tracer was updated in place, so every alias (a list of running losses)
+    # silently changed: value 12 instead of 3, gradient 3 instead of 1
+    x = np.array([1.0, 2.0])
+
+    def alias(x):
+        v = np.sum(x)
+        w = v
+        v += 1.0
+        v *= 3.0
+        return w * 1.0
+
+    def history(x):
+        seen, loss = [], np.sum(x ** 2)
+        for i in range(3):
+            seen.append(loss)
+            loss += x[i % 2]
+        return seen[0] + seen[2] + loss
+
+    for f, expected in ((alias, [1.0, 1.0]), (history, [9.0, 14.0])):
+        _close(ad.value_and_grad(f)(x)[0], f(x), "value", 1e-12)
+        _close(ad.grad(f)(x), expected, "grad", 1e-12)
+        _close(ad.stage(f, x)(x), f(x), "staged value", 1e-12)
+        _close(ad.grad(ad.stage(f, x))(x), expected, "staged grad", 1e-12)

@@ -52,7 +52,12 @@ def _binary(op, reflected=False):
 
 def _inplace(name):
     def method(self, other):
-        return assign_inplace(self, getattr(self, name)(other), f"{name[:2]}i{name[2:]}")
+        new = getattr(self, name)(other)
+        if self._mut is None and not self.shape and not getattr(self, "_views", None):
+            # NumPy gives a 0-d result (np.sum(x), np.sin(x[0]), y[0]) as an immutable
+            # scalar, so ``v += 1`` rebinds v and leaves its aliases (``w = v``) alone
+            return new
+        return assign_inplace(self, new, f"{name[:2]}i{name[2:]}")
     return method
 
 
