@@ -21,6 +21,7 @@ from ._functions import (
     _reshape,
     _shape,
     astype,
+    check_order,
     concrete,
     implements,
     lift,
@@ -62,6 +63,7 @@ def _ones(shape, dtype=None, order="C", *, device=None, like=None):
 
 @implements(np.full, like=True)
 def _full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    check_order(order, "numpy.full")
     if like is None:
         like = fill_value
     return _filled(like, shape, fill_value, dtype)

