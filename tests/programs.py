@@ -298,10 +298,6 @@ class _Builder:
     def update(self) -> None:
         """An in-place update of a local copy: ``v = a.copy(); v[1:] += b``."""
         a, b = self.pick(), self.pick()
-        if not isinstance(self.env[a], np.ndarray):
-            # a NumPy scalar's copy is immutable: ``v += b`` rebinds it; a 0-d tracer cannot
-            # know it stands for a scalar rather than a 0-d array, which updates in place
-            return
         target = self.draw(st.sampled_from(["[1:]", "[0]", "[..., :1]", "[[0, 0]]", ""]))
         op = self.draw(st.sampled_from(["=", "+=", "-=", "*="]))
         if target == "":

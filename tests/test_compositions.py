@@ -572,3 +572,12 @@ def test_in_place_operators_on_a_0d_result_rebind_as_numpy_scalars_do():
         _close(ad.grad(f)(x), expected, "grad", 1e-12)
         _close(ad.stage(f, x)(x), f(x), "staged value", 1e-12)
         _close(ad.grad(ad.stage(f, x))(x), expected, "staged grad", 1e-12)
+
+
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_repeat_of_a_0d_array_is_a_1d_repeat(axis):
+    x = np.array(0.7)
+    _all_modes(lambda x: np.sum(np.repeat(x, 3, axis=axis) ** 2), x, 6 * x)
+    assert ad.stage(lambda x: np.repeat(x, 3, axis=axis), x)(x).shape == (3,)
+    with pytest.raises(np.exceptions.AxisError):
+        ad.grad(lambda x: np.sum(np.repeat(x, 2, axis=1)))(x)

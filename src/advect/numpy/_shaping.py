@@ -204,8 +204,8 @@ def _tile(A, reps):
 @implements(np.repeat)
 def _repeat(a, repeats, axis=None):
     a = operand(a)
-    if axis is None:
-        a, axis = _ravel(a), 0
+    if axis is None or not _ndim(a):  # NumPy repeats a 0-d array as a 1-element 1-d one
+        a, axis = _ravel(a), 0 if axis is None else axis
     axis = normalize_axes(axis, _ndim(a))[0]
     n = _shape(a)[axis]
     reps = concrete(repeats, "np.repeat with traced repeats (its output shape depends on data)")
