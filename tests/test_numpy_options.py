@@ -58,3 +58,36 @@ def test_ufunc_where_without_out():
     np.testing.assert_allclose(tangent[mask], np.cos(X)[mask])
     assert not np.any(tangent[~mask])
     np.testing.assert_allclose(ad.stage(f, X)(X)[mask], np.sin(X)[mask])
+
+
+PX = np.linspace(0.0, 1.0, 7)
+PY = np.sin(3 * PX)
+
+
+@pytest.mark.parametrize("kw", [{}, {"rcond": 1e-3}, {"full": True}, {"cov": True},
+                                {"cov": "unscaled"}, {"w": np.linspace(1, 2, 7), "cov": True},
+                                {"full": True, "rcond": 0.5}])
+@pytest.mark.parametrize("y", [PY, np.stack([PY, PY ** 2], axis=1)], ids=["1d", "2d"])
+def test_polyfit_options_match_numpy(kw, y):
+    want = np.polyfit(PX, y, 2, **kw)
+    got = ad.jvp(lambda y: np.polyfit(PX, y, 2, **kw))(y, tangents=np.ones_like(y))[0]
+    for g, e in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,), strict=True):
+        assert np.shape(g) == np.shape(e)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-9, atol=1e-12)
+    if not kw.get("full"):  # full= reads the rank from the data
+        pieces = lambda y: tuple(np.atleast_1d(p) * 1.0 for p in
+                                 (np.polyfit(PX, y, 2, **kw) if kw else
+                                  (np.polyfit(PX, y, 2),)))
+        check_grads(pieces, (y,), order=1)
+        staged = ad.stage(lambda y: np.polyfit(PX, y, 2, **kw), y)(y)
+        for g, e in zip(staged if isinstance(staged, tuple) else (staged,),
+                        want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12)
+
+
+def test_polyfit_cov_needs_enough_points():
+    with pytest.raises(ValueError, match="exceed order"):
+        np.polyfit(PX[:3], PY[:3], 2, cov=True)
+    with pytest.raises(ValueError, match="exceed order"):
+        ad.grad(lambda y: np.sum(np.polyfit(PX[:3], y, 2, cov=True)[1]))(PY[:3])

@@ -335,26 +335,61 @@ def _roots(p):
 
 @implements(np.polyfit)
 def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
-    if full or cov or rcond is not None:
-        raise TypeError("numpy.polyfit: full=, cov= and rcond= are not supported on traced "
-                        "arrays (the fit is a QR least-squares solve of full rank)")
+    """NumPy's polyfit: a least-squares fit of the column-scaled Vandermonde matrix, by QR when
+    the default ``rcond`` leaves it full rank, else through the pseudo-inverse with ``rcond``;
+    ``full=True`` adds the residuals, the rank (read from the data: dynamic only), the
+    singular values and ``rcond``; ``cov=True`` adds the (scaled) covariance of the fit."""
     if int(deg) < 0:
         raise ValueError("expected deg >= 0")
     x, y = operand(x), operand(y)
     if np.float16 in (aval_of(x).dtype, aval_of(y).dtype):  # NumPy's lstsq refuses them
         raise TypeError("numpy.polyfit: array type float16 is unsupported in linalg; convert "
                         "it with .astype(np.float32) first")
-    deg = int(deg)
-    lhs = _vander(x, deg + 1)
+    order = int(deg) + 1
+    lhs = _vander(x, order)
     rhs = y
     if w is not None:
         w = operand(w)
         lhs = ops.multiply(lhs, ops.expand_dims(w, axes=(1,)))
         rhs = ops.multiply(rhs, w if _ndim(y) == 1 else ops.expand_dims(w, axes=(1,)))
+    n = _shape(x)[0]
+    default_rcond = n * float(np.finfo(np.result_type(aval_of(x).dtype, np.float64)).eps)
     scale = ops.sqrt(reduction(ops.reduce_sum, ops.square(lhs), 0, False))
-    q, r = np.linalg.qr(ops.divide(lhs, scale))  # QR instead of lstsq: stages, same solution
-    coef = np.linalg.solve(r, ops.matmul(ops.matrix_transpose(q), rhs))
-    return ops.divide(coef, scale if _ndim(coef) == 1 else ops.expand_dims(scale, axes=(1,)))
+    lhs = ops.divide(lhs, scale)
+    if rcond is None:
+        q, r = np.linalg.qr(lhs)  # QR instead of lstsq: stages, same solution at full rank
+        coef = np.linalg.solve(r, ops.matmul(ops.matrix_transpose(q), rhs))
+    else:
+        coef = ops.matmul(np.linalg.pinv(lhs, rcond=float(rcond)), rhs)
+    rcond = default_rcond if rcond is None else float(rcond)
+    column = scale if _ndim(coef) == 1 else ops.expand_dims(scale, axes=(1,))
+    c = ops.divide(coef, column)
+    if not (full or cov):
+        return c
+    residual = ops.subtract(rhs, ops.matmul(lhs, coef))
+    resids = reduction(ops.reduce_sum, ops.square(residual), 0, False)
+    resids = ops.reshape(resids, shape=(1,)) if _ndim(resids) == 0 else resids
+    if full:
+        singular = np.linalg.svd(lhs, compute_uv=False)
+        values = concrete(singular, "numpy.polyfit(full=True) (the rank of the fit)")
+        rank = np.int32(np.count_nonzero(values > rcond * values.max())) if values.size \
+            else np.int32(0)
+        if rank < order or n <= order:  # lstsq returns no residuals then
+            resids = ops.zeros_like(resids, shape=(0,))
+        return c, resids, rank, singular, rcond
+    base = np.linalg.inv(ops.matmul(ops.matrix_transpose(lhs), lhs))
+    base = ops.divide(base, ops.multiply(ops.expand_dims(scale, axes=(1,)),
+                                         ops.expand_dims(scale, axes=(0,))))
+    if cov == "unscaled":
+        fac = 1.0
+    else:
+        if n <= order:
+            raise ValueError("the number of data points must exceed order to scale the "
+                             "covariance matrix")
+        fac = ops.divide(resids, n - order)
+    if _ndim(y) == 1:
+        return c, ops.multiply(base, fac)
+    return c, ops.multiply(ops.expand_dims(base, axes=(2,)), fac)
 
 
 @implements(np.vander)
