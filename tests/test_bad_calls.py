@@ -210,6 +210,9 @@ BAD = {
     "take_out_of_range": lambda x: np.take(x, 10),
     "insert_out_of_range": lambda x: np.insert(x[0], 10, 1.0),
     "delete_out_of_range": lambda x: np.delete(x[0], 10),
+    "histogram_range_not_a_pair": lambda x: np.histogram(x, range=1.0)[0] * 1.0,
+    "histogram_range_of_three": lambda x: np.histogram(x, range=(1.0, 2.0, 3.0))[0] * 1.0,
+    "tensordot_axes_not_a_pair": lambda x: np.tensordot(x, x, axes=((0, 1),)),
     "float_axis": lambda x: np.sum(x, axis=1.0),
     "float_reps": lambda x: np.tile(x, 2.5),
 }

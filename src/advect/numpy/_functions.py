@@ -95,6 +95,17 @@ def check_device(func, kwargs):
                          f"but received: {bounded(device)}")
 
 
+def pair(value, function: str, argument: str) -> tuple:
+    """``value`` unpacked as two items; otherwise Python's own error class (as NumPy raises),
+    with a message naming the function and the argument."""
+    try:
+        first, second = value
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{function}: {argument}= must be a pair of two items, not "
+                          f"{bounded(value)}") from None
+    return first, second
+
+
 def known_value(x):
     """The value of ``x`` when it is known while tracing (a constant, or a tracer of a dynamic
     transform), else None (a staged input): NumPy's checks of values run whenever they can."""
@@ -550,7 +561,7 @@ def _tensordot(a, b, axes=2):
         (n,) = index_tuple(axes)
         xa, xb = tuple(range(na - n, na)), tuple(range(n))
     else:
-        xa, xb = (index_tuple(x) for x in axes)
+        xa, xb = (index_tuple(x) for x in pair(axes, "numpy.tensordot", "axes"))
     return ops.dot_general(a, b, contract=(tuple(i % na for i in xa), tuple(i % nb for i in xb)),
                            batch=((), ()))
 

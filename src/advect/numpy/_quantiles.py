@@ -28,6 +28,7 @@ from ._functions import (
     concrete,
     implements,
     operand,
+    pair,
     reduction,
     slice_along,
 )
@@ -186,7 +187,7 @@ def _bin_edges(a, bins, range_, dtype=None):
     if bins < 1:
         raise ValueError("`bins` must be positive, when an integer")
     if range_ is not None:
-        lo, hi = range_
+        lo, hi = pair(range_, "numpy.histogram", "range")
     elif math.prod(_shape(a)) == 0:  # NumPy's range for no samples
         lo, hi = 0.0, 1.0
     else:
