@@ -393,15 +393,13 @@ def _reference_backward(tape, seeds, keep=False):
     return cts
 
 
-@pytest.fixture
-def general_reverse_path(monkeypatch):
-    """Every module that walks a tape uses :func:`_reference_backward` while the test runs."""
+def _use_reference_backward(patch: pytest.MonkeyPatch) -> None:
+    """Every module that walks a tape uses :func:`_reference_backward` until ``patch`` undoes it."""
     from advect.autodiff import api, checkpoint, maps
     from advect.staging import derive
 
     for module in (api, maps, checkpoint, derive):
-        monkeypatch.setattr(module, "backward", _reference_backward)
-    return monkeypatch
+        patch.setattr(module, "backward", _reference_backward)
 
 
 def _reverse_results(program: Program):
@@ -425,11 +423,7 @@ def test_reverse_fast_paths_agree_with_the_general_path(program):
     # transpose: all against a walk that materializes every cotangent at its exact shape
     fast = _reverse_results(program)
     with pytest.MonkeyPatch.context() as patch:
-        from advect.autodiff import api, checkpoint, maps
-        from advect.staging import derive
-
-        for module in (api, maps, checkpoint, derive):
-            patch.setattr(module, "backward", _reference_backward)
+        _use_reference_backward(patch)
         general = _reverse_results(program)
     for k, (a, b) in enumerate(zip(fast, general)):
         _same_kind(a, b, f"result {k}")
@@ -444,12 +438,13 @@ def test_reverse_fast_paths_agree_with_the_general_path(program):
     lambda a, b, y: np.sum(np.max(b[0], axis=0, keepdims=True) - b[0]),
     lambda a, b, y: np.mean(a * b + np.sum(a)) * np.sum(b),
 ])
-def test_issue_10_reproductions_fast_and_general(reproduction, general_reverse_path):
+def test_issue_10_reproductions_fast_and_general(reproduction):
     a = np.array([[0.5], [1.5]])
     b = np.array([[0.1, 0.7, 0.3], [0.9, 0.2, 0.4]])
     y = np.ones((2, 3, 1))
-    general = ad.grad(reproduction, argnums=(0, 1))(a, b, y)
-    general_reverse_path.undo()
+    with pytest.MonkeyPatch.context() as patch:
+        _use_reference_backward(patch)
+        general = ad.grad(reproduction, argnums=(0, 1))(a, b, y)
     fast = ad.grad(reproduction, argnums=(0, 1))(a, b, y)
     staged = ad.grad(ad.stage(reproduction, a, b, y), argnums=(0, 1))(a, b, y)
     expected = (_central_grad(lambda a_: reproduction(a_, b, y), [a])[0],
