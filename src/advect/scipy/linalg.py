@@ -101,8 +101,9 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
         raise ValueError(f"scipy.linalg.solve: unknown assume_a={assume_a!r}; use one of "
                          f"{sorted(k for k in _ASSUME if k)}")
     if not _traced(a, b):
+        given = {} if assume_a is None else {"assume_a": assume_a}  # SciPy < 1.17: no None
         return _sl.solve(a, b, lower=lower, overwrite_a=overwrite_a, overwrite_b=overwrite_b,
-                         check_finite=check_finite, assume_a=assume_a, transposed=transposed)
+                         check_finite=check_finite, transposed=transposed, **given)
     a, b = _array(a), _array(b)
     if transposed and a.dtype.kind == "c":
         raise NotImplementedError("scipy.linalg.solve: transposed=True is not supported for "
@@ -355,8 +356,8 @@ def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, *,
         [[-0.25, 0.0], [0.0, 0.0]]
     """
     if not _traced(a):
-        return _sl.inv(a, overwrite_a=overwrite_a, check_finite=check_finite,
-                       assume_a=assume_a, lower=lower)
+        given = {} if assume_a is None and not lower else {"assume_a": assume_a, "lower": lower}
+        return _sl.inv(a, overwrite_a=overwrite_a, check_finite=check_finite, **given)
     a = _array(a)
     if _ASSUME.get(assume_a, "") == "general":
         return np.linalg.inv(a)

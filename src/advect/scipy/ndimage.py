@@ -51,6 +51,11 @@ __all__ = ["gaussian_filter", "gaussian_filter1d", "gaussian_laplace", "uniform_
            "grey_erosion", "grey_dilation", "grey_opening", "grey_closing",
            "morphological_gradient", "morphological_laplace", "white_tophat", "black_tophat"]
 
+def _axes_given(axes: Any) -> dict:
+    """``axes=`` for SciPy only when given (SciPy before 1.15 lacks it on some filters)."""
+    return {} if axes is None else {"axes": axes}
+
+
 # --- linear filters ------------------------------------------------------------------------------
 
 def correlate1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
@@ -116,7 +121,7 @@ def correlate(input: Any, weights: Any, output: Any = None, mode: str = "reflect
         [[0.0, 1.0], [3.0, 4.0]]
     """
     if not traced(input, weights):
-        return _nd.correlate(input, weights, output, mode, cval, origin, axes=axes)
+        return _nd.correlate(input, weights, output, mode, cval, origin, **_axes_given(axes))
     return _correlate_nd(input, weights, output, mode, cval, origin, axes, flip=False)
 
 
@@ -130,7 +135,7 @@ def convolve(input: Any, weights: Any, output: Any = None, mode: str = "reflect"
         [1.0, 2.0, 3.0, 0.0]
     """
     if not traced(input, weights):
-        return _nd.convolve(input, weights, output, mode, cval, origin, axes=axes)
+        return _nd.convolve(input, weights, output, mode, cval, origin, **_axes_given(axes))
     return _correlate_nd(input, weights, output, mode, cval, origin, axes, flip=True)
 
 
@@ -172,7 +177,7 @@ def gaussian_filter(input: Any, sigma: Any, order: Any = 0, output: Any = None,
     """
     if not traced(input):
         return _nd.gaussian_filter(input, sigma, order, output, mode, cval, truncate,
-                                   radius=radius, axes=axes)
+                                   radius=radius, **_axes_given(axes))
     x = asarray(input)
     axes = normalize_axes(axes, x.ndim)
     n = len(axes)
@@ -197,7 +202,8 @@ def gaussian_laplace(input: Any, sigma: Any, output: Any = None, mode: Any = "re
         True
     """
     if not traced(input):
-        return _nd.gaussian_laplace(input, sigma, output, mode, cval, axes=axes, **kwargs)
+        return _nd.gaussian_laplace(input, sigma, output, mode, cval, **_axes_given(axes),
+                                    **kwargs)
     x = asarray(input)
     axes = normalize_axes(axes, x.ndim)
     modes = per_axis(mode, len(axes), "mode")
@@ -237,7 +243,7 @@ def uniform_filter(input: Any, size: Any = 3, output: Any = None, mode: Any = "r
         [0.25, 0.5, 0.5]
     """
     if not traced(input):
-        return _nd.uniform_filter(input, size, output, mode, cval, origin, axes=axes)
+        return _nd.uniform_filter(input, size, output, mode, cval, origin, **_axes_given(axes))
     x = asarray(input)
     axes = normalize_axes(axes, x.ndim)
     n = len(axes)
@@ -267,7 +273,7 @@ def laplace(input: Any, output: Any = None, mode: Any = "reflect", cval: float =
         [1.0, 2.0, 2.0, -5.0]
     """
     if not traced(input):
-        return _nd.laplace(input, output, mode, cval, axes=axes)
+        return _nd.laplace(input, output, mode, cval, **_axes_given(axes))
     x = asarray(input)
     axes = normalize_axes(axes, x.ndim)
     total = _derivative_sum(x, np.array([1.0, -2.0, 1.0]), axes,
@@ -332,7 +338,7 @@ def rank_filter(input: Any, rank: int, size: Any = None, footprint: Any = None,
     """
     if not traced(input):
         return _nd.rank_filter(input, rank, size, footprint, output, mode, cval, origin,
-                               axes=axes)
+                               **_axes_given(axes))
     return rank_of(input, rank, size, footprint, output, mode, cval, origin, axes, "rank_filter")
 
 
@@ -347,7 +353,8 @@ def median_filter(input: Any, size: Any = None, footprint: Any = None, output: A
         [3.0, 2.0, 2.0, 5.0]
     """
     if not traced(input):
-        return _nd.median_filter(input, size, footprint, output, mode, cval, origin, axes=axes)
+        return _nd.median_filter(input, size, footprint, output, mode, cval, origin,
+                                 **_axes_given(axes))
     rank = window_count(size, footprint, np.ndim(input), axes) // 2
     return rank_of(input, rank, size, footprint, output, mode, cval, origin, axes,
                  "median_filter")
@@ -365,7 +372,7 @@ def percentile_filter(input: Any, percentile: float, size: Any = None, footprint
     """
     if not traced(input):
         return _nd.percentile_filter(input, percentile, size, footprint, output, mode, cval,
-                                     origin, axes=axes)
+                                     origin, **_axes_given(axes))
     count = window_count(size, footprint, np.ndim(input), axes)
     percentile = float(percentile) + (100.0 if percentile < 0 else 0.0)
     if not 0.0 <= percentile <= 100.0:
@@ -386,7 +393,8 @@ def minimum_filter(input: Any, size: Any = None, footprint: Any = None, output: 
         [3.0, 1.0, 1.0, 2.0]
     """
     if not traced(input):
-        return _nd.minimum_filter(input, size, footprint, output, mode, cval, origin, axes=axes)
+        return _nd.minimum_filter(input, size, footprint, output, mode, cval, origin,
+                                  **_axes_given(axes))
     return rank_of(input, 0, size, footprint, output, mode, cval, origin, axes, "minimum_filter")
 
 
@@ -401,7 +409,8 @@ def maximum_filter(input: Any, size: Any = None, footprint: Any = None, output: 
         [3.0, 3.0, 2.0, 5.0]
     """
     if not traced(input):
-        return _nd.maximum_filter(input, size, footprint, output, mode, cval, origin, axes=axes)
+        return _nd.maximum_filter(input, size, footprint, output, mode, cval, origin,
+                                  **_axes_given(axes))
     return rank_of(input, -1, size, footprint, output, mode, cval, origin, axes, "maximum_filter")
 
 
@@ -447,7 +456,7 @@ def grey_erosion(input: Any, size: Any = None, footprint: Any = None, structure:
     """
     if not traced(input):
         return _nd.grey_erosion(input, size, footprint, structure, output, mode, cval, origin,
-                                axes=axes)
+                                **_axes_given(axes))
     x, picked = selected(input, footprint, mode, cval, origin, axes, size, structure, -1.0)
     return finish(np.min(picked, axis=-1), x, output)
 
@@ -464,7 +473,7 @@ def grey_dilation(input: Any, size: Any = None, footprint: Any = None, structure
     """
     if not traced(input):
         return _nd.grey_dilation(input, size, footprint, structure, output, mode, cval, origin,
-                                 axes=axes)
+                                 **_axes_given(axes))
     x = asarray(input)
     axes_, fp, st = footprint_of(x, size, footprint, structure, axes)
     flip = (slice(None, None, -1),) * fp.ndim
@@ -503,7 +512,7 @@ def grey_opening(input: Any, size: Any = None, footprint: Any = None, structure:
     """
     if not traced(input):
         return _nd.grey_opening(input, size, footprint, structure, output, mode, cval, origin,
-                                axes=axes)
+                                **_axes_given(axes))
     return _morphology("grey_opening", input, size, footprint, structure, output, mode, cval,
                        origin, axes)
 
@@ -520,7 +529,7 @@ def grey_closing(input: Any, size: Any = None, footprint: Any = None, structure:
     """
     if not traced(input):
         return _nd.grey_closing(input, size, footprint, structure, output, mode, cval, origin,
-                                axes=axes)
+                                **_axes_given(axes))
     return _morphology("grey_closing", input, size, footprint, structure, output, mode, cval,
                        origin, axes)
 
@@ -537,7 +546,7 @@ def morphological_gradient(input: Any, size: Any = None, footprint: Any = None,
     """
     if not traced(input):
         return _nd.morphological_gradient(input, size, footprint, structure, output, mode, cval,
-                                          origin, axes=axes)
+                                          origin, **_axes_given(axes))
     return _morphology("morphological_gradient", input, size, footprint, structure, output,
                        mode, cval, origin, axes)
 
@@ -554,7 +563,7 @@ def morphological_laplace(input: Any, size: Any = None, footprint: Any = None,
     """
     if not traced(input):
         return _nd.morphological_laplace(input, size, footprint, structure, output, mode, cval,
-                                         origin, axes=axes)
+                                         origin, **_axes_given(axes))
     return _morphology("morphological_laplace", input, size, footprint, structure, output,
                        mode, cval, origin, axes)
 
@@ -571,7 +580,7 @@ def white_tophat(input: Any, size: Any = None, footprint: Any = None, structure:
     """
     if not traced(input):
         return _nd.white_tophat(input, size, footprint, structure, output, mode, cval, origin,
-                                axes=axes)
+                                **_axes_given(axes))
     return _morphology("white_tophat", input, size, footprint, structure, output, mode, cval,
                        origin, axes)
 
@@ -588,6 +597,6 @@ def black_tophat(input: Any, size: Any = None, footprint: Any = None, structure:
     """
     if not traced(input):
         return _nd.black_tophat(input, size, footprint, structure, output, mode, cval, origin,
-                                axes=axes)
+                                **_axes_given(axes))
     return _morphology("black_tophat", input, size, footprint, structure, output, mode, cval,
                        origin, axes)
