@@ -91,3 +91,54 @@ def test_polyfit_cov_needs_enough_points():
         np.polyfit(PX[:3], PY[:3], 2, cov=True)
     with pytest.raises(ValueError, match="exceed order"):
         ad.grad(lambda y: np.sum(np.polyfit(PX[:3], y, 2, cov=True)[1]))(PY[:3])
+
+
+QUANTILE_METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+                    "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+                    "normal_unbiased", "lower", "higher", "midpoint", "nearest"]
+
+
+@pytest.mark.parametrize("method", QUANTILE_METHODS)
+@pytest.mark.parametrize("f", [np.quantile, np.nanquantile])
+def test_every_quantile_method_matches_numpy(method, f):
+    rng = np.random.default_rng(7)
+    for n in range(1, 7):
+        x = rng.standard_normal((2, n))
+        x[1] = np.round(x[1])  # ties
+        q = np.array([0.0, 1.0, 0.5, 1 / n, rng.random()])
+        want = f(x, q, axis=1, method=method)
+        got = ad.jvp(lambda x: f(x, q, axis=1, method=method))(x, tangents=np.ones_like(x))[0]
+        np.testing.assert_allclose(got, want)
+    staged = ad.stage(lambda x: f(x, q, axis=1, method=method), x)
+    np.testing.assert_allclose(staged(x), want)
+
+
+@pytest.mark.parametrize("shape_of_weights", ["full", "1d"])
+def test_weighted_quantiles_match_numpy_and_route_the_gradient(shape_of_weights):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 5))
+    w = rng.integers(0, 3, (3, 5)).astype(float) + 0.25 if shape_of_weights == "full" \
+        else np.array([0.0, 1.0, 2.0, 0.5, 1.0])
+    q = np.array([0.0, 0.3, 0.5, 1.0])
+    functions = [(np.quantile, 1), (np.percentile, 100)]
+    if shape_of_weights == "full":  # NumPy 2.4's nan-quantiles fail on 1-D weights (IndexError)
+        functions += [(np.nanquantile, 1), (np.nanpercentile, 100)]
+    for f, scale in functions:
+        want = f(x, q * scale, axis=1, weights=w, method="inverted_cdf")
+        g = lambda x: f(x, q * scale, axis=1, weights=w, method="inverted_cdf")
+        np.testing.assert_allclose(ad.jvp(g)(x, tangents=np.ones_like(x))[0], want)
+        np.testing.assert_allclose(ad.stage(g, x)(x), want)
+    grad = ad.grad(lambda x: np.sum(np.quantile(x, 0.5, axis=1, weights=w,
+                                                method="inverted_cdf")))(x)
+    assert grad.sum() == 3.0 and set(np.unique(grad)) <= {0.0, 1.0}  # one pick per row
+
+
+def test_weights_need_inverted_cdf_and_non_negative_values():
+    x = np.arange(4.0)
+    for bad in (dict(weights=np.ones(4)), dict(weights=np.ones(4), method="linear")):
+        with pytest.raises(ValueError, match="inverted_cdf"):
+            np.quantile(x, 0.5, **bad)
+        with pytest.raises(ValueError, match="inverted_cdf"):
+            ad.grad(lambda x: np.quantile(x, 0.5, **bad))(x)
+    with pytest.raises(ValueError, match="non-negative"):
+        ad.grad(lambda x: np.quantile(x, 0.5, weights=-np.ones(4), method="inverted_cdf"))(x)

@@ -33,7 +33,7 @@ from ._functions import (
     slice_along,
 )
 from ._indexing_funcs import along_axis
-from ._sorting import _sort
+from ._sorting import _argsort, _sort
 
 # (alpha, beta) of the continuous methods (Hyndman and Fan): virtual index
 # n*q + alpha + q*(1 - alpha - beta) - 1
@@ -41,6 +41,9 @@ _CONTINUOUS = {"linear": (1.0, 1.0), "hazen": (0.5, 0.5), "weibull": (0.0, 0.0),
                "median_unbiased": (1 / 3, 1 / 3), "normal_unbiased": (3 / 8, 3 / 8),
                "interpolated_inverted_cdf": (0.0, 1.0)}
 _DISCRETE = ("lower", "higher", "nearest", "midpoint")
+# Hyndman and Fan's discontinuous methods 1-3, from the virtual index n*q - 1
+_STEPWISE = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation")
+_PICKS = ("lower", "higher", "nearest", "inverted_cdf", "closest_observation")
 
 
 def _check_q(q, name):
@@ -50,10 +53,12 @@ def _check_q(q, name):
             raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]")
 
 
-def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
-    if method not in _CONTINUOUS and method not in _DISCRETE:
-        raise ValueError(f"numpy.{name}: method {method!r} is not supported on traced arrays; "
-                         f"use one of {sorted(_CONTINUOUS) + list(_DISCRETE)}")
+def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weights=None):
+    if method not in _CONTINUOUS and method not in _DISCRETE and method not in _STEPWISE:
+        raise ValueError(f"numpy.{name}: method {method!r} is not a quantile method; use one "
+                         f"of {sorted(_CONTINUOUS) + list(_DISCRETE) + list(_STEPWISE)}")
+    if weights is not None and method != "inverted_cdf":
+        raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
     strong_q = not isinstance(q, int | float)  # a Python scalar q does not widen the result
     a, q = operand(a), operand(q)
     if not isinstance(q, Tracer):
@@ -66,16 +71,22 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
     m = math.prod(_shape(a)[d] for d in axes)
     if aval_of(a).dtype.kind == "c" and "median" not in name:  # NumPy sorts complex medians
         raise TypeError(f"numpy.{name}: a must be an array of real numbers")
-    if (aval_of(a).dtype.kind == "b" and method not in ("lower", "higher", "nearest")
+    if (aval_of(a).dtype.kind == "b" and method not in _PICKS
             and "median" not in name):  # a median of bools averages, it does not subtract
         raise TypeError(f"numpy.{name}: NumPy interpolates bools with a subtraction it does not "
                         "support; convert them with .astype(np.float64) first")
     if aval_of(a).dtype.kind not in "fc":
         a = astype(a, np.float64)
     flat = _reshape(_transpose(a, keep + list(axes)), lead + (m,))
-    data = _sort(flat, -1)  # NaNs sort last
+    if weights is not None:
+        order = _argsort(flat, -1)
+        data = along_axis(flat, order, len(lead))
+        weights = along_axis(_weights_like(weights, a, axes, keep, lead + (m,), name), order,
+                             len(lead))
+    else:
+        data = _sort(flat, -1)  # NaNs sort last
     dtype = aval_of(data).dtype
-    picks = method in ("lower", "higher", "nearest")  # values taken, not interpolated
+    picks = method in _PICKS  # values taken, not interpolated
     out_dtype = np.result_type(dtype, aval_of(q).dtype) if strong_q and not picks else dtype
     q_shape = _shape(q)
     kept = tuple(1 if d in axes else n_ for d, n_ in enumerate(_shape(a))) if keepdims else lead
@@ -94,29 +105,12 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
         last = ops.subtract(n, 1)
     else:
         n, last = m, m - 1
-    if method in _CONTINUOUS:
-        alpha, beta = _CONTINUOUS[method]
-        pos = ops.subtract(ops.add(ops.multiply(n, qv), ops.add(alpha, ops.multiply(
-            qv, 1.0 - alpha - beta))), 1)
+    if weights is not None:
+        out = along_axis(data, _weighted_index(weights, qv, m), len(lead))
+    elif method in _STEPWISE:
+        out = _stepwise(data, n, qv, method, len(lead))
     else:
-        pos = ops.multiply(qv, last)
-    pos = ops.clip(pos, 0, ops.maximum(last, 0))
-    lo = ops.floor(pos)
-    lo_i = astype(lo, np.int64)
-    hi_i = astype(ops.minimum(ops.add(lo, 1), ops.maximum(last, 0)), np.int64)
-    if method == "lower":
-        out = along_axis(data, lo_i, len(lead))
-    elif method == "higher":
-        out = along_axis(data, astype(ops.ceil(pos), np.int64), len(lead))
-    elif method == "nearest":
-        out = along_axis(data, astype(ops.round(pos), np.int64), len(lead))
-    else:
-        below, above = along_axis(data, lo_i, len(lead)), along_axis(data, hi_i, len(lead))
-        frac = 0.5 if method == "midpoint" else ops.subtract(pos, lo)
-        if method == "midpoint":
-            frac = ops.where(ops.equal(pos, lo), 0.0, 0.5)
-        out = ops.add(below, ops.multiply(ops.subtract(above, below), frac))
-        out = ops.where(ops.equal(frac, 0), below, out)  # exact at sample points, NaNs kept
+        out = _interpolated(data, n, last, qv, method, len(lead))
     if skip_nan:  # an all-NaN slice gives a constant NaN (a zero tangent, not a NaN's)
         out = ops.where(ops.equal(n, 0), np.nan, out)
     if not skip_nan and aval_of(data).dtype.kind in "fc":  # NumPy propagates a NaN in a slice
@@ -129,51 +123,122 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1):
     return astype(out, out_dtype)
 
 
+def _interpolated(data, n, last, qv, method, axis):
+    """The continuous methods and lower/higher/nearest/midpoint, along ``axis`` of the sorted
+    ``data``."""
+    if method in _CONTINUOUS:
+        alpha, beta = _CONTINUOUS[method]
+        pos = ops.subtract(ops.add(ops.multiply(n, qv), ops.add(alpha, ops.multiply(
+            qv, 1.0 - alpha - beta))), 1)
+    else:
+        pos = ops.multiply(qv, last)
+    pos = ops.clip(pos, 0, ops.maximum(last, 0))
+    lo = ops.floor(pos)
+    lo_i = astype(lo, np.int64)
+    hi_i = astype(ops.minimum(ops.add(lo, 1), ops.maximum(last, 0)), np.int64)
+    if method == "lower":
+        out = along_axis(data, lo_i, axis)
+    elif method == "higher":
+        out = along_axis(data, astype(ops.ceil(pos), np.int64), axis)
+    elif method == "nearest":
+        out = along_axis(data, astype(ops.round(pos), np.int64), axis)
+    else:
+        below, above = along_axis(data, lo_i, axis), along_axis(data, hi_i, axis)
+        frac = 0.5 if method == "midpoint" else ops.subtract(pos, lo)
+        if method == "midpoint":
+            frac = ops.where(ops.equal(pos, lo), 0.0, 0.5)
+        out = ops.add(below, ops.multiply(ops.subtract(above, below), frac))
+        out = ops.where(ops.equal(frac, 0), below, out)  # exact at sample points, NaNs kept
+    return out
+
+
+def _stepwise(data, n, qv, method, axis):
+    """Hyndman and Fan's methods 1-3 (NumPy's ``inverted_cdf``, ``averaged_inverted_cdf`` and
+    ``closest_observation``), from the virtual index ``n*q - 1`` as NumPy computes it."""
+    last = ops.maximum(ops.subtract(n, 1), 0)
+    index = ops.subtract(ops.multiply(n, qv), 1.5 if method == "closest_observation" else 1)
+    below = ops.floor(index)
+    gamma = ops.subtract(index, below)
+    if method == "averaged_inverted_cdf":
+        lo = astype(ops.clip(below, 0, last), np.int64)
+        hi = astype(ops.clip(ops.add(below, 1), 0, last), np.int64)
+        low, high = along_axis(data, lo, axis), along_axis(data, hi, axis)
+        mid = ops.add(low, ops.multiply(ops.subtract(high, low), 0.5))
+        return ops.where(ops.equal(gamma, 0), ops.where(ops.equal(lo, hi), low, mid), high)
+    at_below = ops.equal(gamma, 0)
+    if method == "closest_observation":  # ties go to the even (1-based) order statistic
+        at_below = ops.logical_and(at_below, ops.equal(ops.remainder(below, 2), 1))
+    chosen = ops.where(at_below, below, ops.add(below, 1))
+    return along_axis(data, astype(ops.clip(chosen, 0, last), np.int64), axis)
+
+
+def _weights_like(weights, a, axes, keep, shape, name):
+    """``weights`` laid out like the sorted slices: same shape as ``a``, or 1-D along a single
+    ``axis``; NumPy refuses negative weights."""
+    weights = operand(weights)
+    w_shape = _shape(weights)
+    if not isinstance(weights, Tracer) and np.any(np.asarray(weights) < 0):
+        raise ValueError("Weights must be non-negative.")
+    if w_shape != _shape(a):
+        if len(w_shape) != 1 or len(axes) != 1 or w_shape[0] != _shape(a)[axes[0]]:
+            raise ValueError(f"numpy.{name}: weights must have the shape of a, or be 1-D with "
+                             "the length of a along axis")
+        expand = tuple(d for d in range(len(_shape(a))) if d != axes[0])
+        weights = ops.broadcast_to(ops.expand_dims(weights, axes=expand), shape=_shape(a))
+    weights = astype(weights, np.float64)
+    return _reshape(_transpose(weights, keep + list(axes)), shape)
+
+
+def _weighted_index(weights, qv, m):
+    """The weighted inverted-CDF pick: the first element, in sorted order, with positive weight
+    whose cumulative weight fraction reaches q (the last one if none does)."""
+    cdf = ops.divide(ops.cumulative_sum(weights, axis=-1),
+                     reduction(ops.reduce_sum, weights, -1, True))
+    at = len(_shape(cdf)) - 1  # (lead..., m) -> (lead..., 1, m); q: (1..., k) -> (1..., k, 1)
+    reached = ops.logical_and(ops.greater_equal(ops.expand_dims(cdf, axes=(at,)),
+                                                ops.expand_dims(qv, axes=(at + 1,))),
+                              ops.greater(ops.expand_dims(weights, axes=(at,)), 0))
+    first = np.argmax(reached, axis=-1)
+    found = reduction(ops.reduce_max, reached, -1, False)
+    return ops.where(found, first, m - 1)
+
+
 @implements(np.quantile)
 def _quantile_function(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                        keepdims=False, *, weights=None, interpolation=None):
-    _no_extras("quantile", out, weights)
-    return _quantile(a, q, axis, interpolation or method, keepdims, "quantile")
+    return _quantile(a, q, axis, interpolation or method, keepdims, "quantile",
+                     weights=weights)
 
 
 @implements(np.percentile)
 def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, weights=None, interpolation=None):
-    _no_extras("percentile", out, weights)
-    return _quantile(a, q, axis, interpolation or method, keepdims, "percentile", scale=100)
+    return _quantile(a, q, axis, interpolation or method, keepdims, "percentile", scale=100,
+                     weights=weights)
 
 
 @implements(np.median)
 def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    _no_extras("median", out, None)
     return _quantile(a, 0.5, axis, "linear", keepdims, "median")
 
 
 @implements(np.nanquantile)
 def _nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                  keepdims=False, *, weights=None, interpolation=None):
-    _no_extras("nanquantile", out, weights)
-    return _quantile(a, q, axis, interpolation or method, keepdims, "nanquantile", True)
+    return _quantile(a, q, axis, interpolation or method, keepdims, "nanquantile", True,
+                     weights=weights)
 
 
 @implements(np.nanpercentile)
 def _nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                    keepdims=False, *, weights=None, interpolation=None):
-    _no_extras("nanpercentile", out, weights)
     return _quantile(a, q, axis, interpolation or method, keepdims, "nanpercentile", True,
-                     scale=100)
+                     scale=100, weights=weights)
 
 
 @implements(np.nanmedian)
 def _nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    _no_extras("nanmedian", out, None)
     return _quantile(a, 0.5, axis, "linear", keepdims, "nanmedian", True)
-
-
-def _no_extras(name, out, weights):
-    if weights is not None:
-        raise TypeError(f"numpy.{name}: weights= is not supported on traced arrays; use "
-                        "method='linear' without weights")
 
 
 # --- histograms ------------------------------------------------------------------------------
