@@ -107,7 +107,8 @@ def test_every_quantile_method_matches_numpy(method, f):
         x[1] = np.round(x[1])  # ties
         q = np.array([0.0, 1.0, 0.5, 1 / n, rng.random()])
         want = f(x, q, axis=1, method=method)
-        got = ad.jvp(lambda x: f(x, q, axis=1, method=method))(x, tangents=np.ones_like(x))[0]
+        got = ad.jvp(lambda x, q=q: f(x, q, axis=1, method=method))(
+            x, tangents=np.ones_like(x))[0]
         np.testing.assert_allclose(got, want)
     staged = ad.stage(lambda x: f(x, q, axis=1, method=method), x)
     np.testing.assert_allclose(staged(x), want)
@@ -125,7 +126,8 @@ def test_weighted_quantiles_match_numpy_and_route_the_gradient(shape_of_weights)
         functions += [(np.nanquantile, 1), (np.nanpercentile, 100)]
     for f, scale in functions:
         want = f(x, q * scale, axis=1, weights=w, method="inverted_cdf")
-        g = lambda x: f(x, q * scale, axis=1, weights=w, method="inverted_cdf")
+        g = lambda x, f=f, scale=scale: f(x, q * scale, axis=1, weights=w,
+                                          method="inverted_cdf")
         np.testing.assert_allclose(ad.jvp(g)(x, tangents=np.ones_like(x))[0], want)
         np.testing.assert_allclose(ad.stage(g, x)(x), want)
     grad = ad.grad(lambda x: np.sum(np.quantile(x, 0.5, axis=1, weights=w,
@@ -139,6 +141,6 @@ def test_weights_need_inverted_cdf_and_non_negative_values():
         with pytest.raises(ValueError, match="inverted_cdf"):
             np.quantile(x, 0.5, **bad)
         with pytest.raises(ValueError, match="inverted_cdf"):
-            ad.grad(lambda x: np.quantile(x, 0.5, **bad))(x)
+            ad.grad(lambda x, bad=bad: np.quantile(x, 0.5, **bad))(x)
     with pytest.raises(ValueError, match="non-negative"):
         ad.grad(lambda x: np.quantile(x, 0.5, weights=-np.ones(4), method="inverted_cdf"))(x)
