@@ -43,7 +43,7 @@ def pop(trace) -> None:
 
 def _staging() -> bool:
     trace = sys.modules.get("advect.staging.trace")  # loaded once staging is used
-    return trace is not None and getattr(trace._local, "depth", 0) > 0
+    return trace is not None and trace.staging_in_this_thread()
 
 
 def transform_state(key: Any, factory: Callable[[], Any]) -> Any:
