@@ -58,6 +58,10 @@ def orders(*shape, seed=12):  # small integer orders and shape parameters (jv, g
     return _rng(seed).integers(1, 4, shape)
 
 
+def nonpositive(*shape, seed=15):  # integer parameters that must not be differentiated
+    return _rng(seed).integers(-3, 1, shape)
+
+
 def negatives(*shape, seed=13):
     return _rng(seed).uniform(-3.0, -0.2, shape)
 
@@ -82,7 +86,7 @@ _UNARY = {
     "logit": probabilities, "entr": positive, "erfcinv": probabilities, "ndtri_exp": negatives,
     "loggamma": positive, "cotdg": degrees, "spence": positive, "y0": positive, "y1": positive,
     "k0": positive, "k1": positive, "k0e": positive, "k1e": positive, "ellipk": unit,
-    "ellipe": unit,
+    "ellipe": unit, "expi": positive, "exp1": positive,
 }
 _BINARY = {
     "divide": (floats, positive), "floor_divide": (floats, positive),
@@ -101,13 +105,18 @@ _BINARY = {
     "kv": (orders, positive), "gammainc": (orders, positive), "gammaincc": (orders, positive),
     "gammaincinv": (orders, probabilities), "gammainccinv": (orders, probabilities),
     "betainc": (orders, orders, probabilities), "betaincinv": (orders, orders, probabilities),
+    "expn": (orders, positive), "struve": (orders, positive), "modstruve": (orders, positive),
+    "chdtr": (orders, positive), "chdtrc": (orders, positive), "stdtr": (orders, floats),
+    "ellipkinc": (floats, nonpositive), "ellipeinc": (floats, nonpositive),
+    "hyp2f1": (orders, orders, orders, unit), "hyp1f1": (orders, orders, floats),
 }
 # ufunc.at applies a unary ufunc twice at a repeated index: log(log(x)) needs x > e
 _AT = {"log": above_e, "log2": above_e, "log10": above_e, "arccosh": above_e,
        "heaviside": floats}
 _SHAPES = {"matmul": ((3, 4), (4, 2)), "vecdot": ((3, 4), (3, 4)), "matvec": ((3, 4), (4,)),
            "vecmat": ((3,), (3, 4)), "betainc": ((4,), (4,), (3, 4)),
-           "betaincinv": ((4,), (4,), (3, 4))}
+           "betaincinv": ((4,), (4,), (3, 4)), "hyp2f1": ((4,), (4,), (4,), (3, 4)),
+           "hyp1f1": ((4,), (4,), (3, 4))}
 # reductions fold the result back in as the first operand, so every element comes from the
 # domain that keeps the fold smooth
 _FOLD = {"power": positive, "float_power": positive, "divide": positive,

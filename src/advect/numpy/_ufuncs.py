@@ -152,7 +152,11 @@ SCIPY_SPECIAL = {
     "k0": ops.k0, "k1": ops.k1, "k0e": ops.k0e, "k1e": ops.k1e, "jv": ops.jv, "yv": ops.yv,
     "iv": ops.iv, "kv": ops.kv, "gammainc": ops.gammainc, "gammaincc": ops.gammaincc,
     "gammaincinv": ops.gammaincinv, "gammainccinv": ops.gammainccinv, "betainc": ops.betainc,
-    "betaincinv": ops.betaincinv,
+    "betaincinv": ops.betaincinv, "expi": ops.expi, "exp1": ops.exp1, "expn": ops.expn,
+    "hyp2f1": ops.hyp2f1, "hyp1f1": ops.hyp1f1, "struve": ops.struve,
+    "modstruve": ops.modstruve, "owens_t": ops.owens_t, "chdtr": ops.chdtr,
+    "chdtrc": ops.chdtrc, "stdtr": ops.stdtr, "ellipkinc": ops.ellipkinc,
+    "ellipeinc": ops.ellipeinc,
 }
 _scipy_rows_added = False
 

@@ -22,9 +22,12 @@ from .elementwise import (
     divide,
     equal,
     exp,
+    greater_equal,
     less_equal,
     log,
+    log1p,
     logical_and,
+    maximum,
     multiply,
     negative,
     reciprocal,
@@ -306,6 +309,55 @@ betainc = _special("betainc", _no_partial("betainc", "a"), _no_partial("betainc"
 betaincinv = _special("betaincinv", _no_partial("betaincinv", "a"),
                       _no_partial("betaincinv", "b"),
                       lambda a, b, y, out: reciprocal(_beta_density(a, b, out)))
+
+# exponential integrals: Ei' = e^x / x, E1' = -e^-x / x, E_n' = -E_{n-1} (E_0 = e^-x / x)
+expi = _special("expi", lambda x, out: (divide(exp(x), x),))
+exp1 = _special("exp1", lambda x, out: (negative(divide(exp(negative(x)), x)),))
+expn = _special("expn", _no_partial("expn", "the order n"), lambda n, x, out: where(
+    greater_equal(n, 1), negative(expn(maximum(subtract(n, 1), 0), x)),
+    negative(multiply(out, add(1.0, reciprocal(x))))))
+# hypergeometric functions, differentiable in their argument
+hyp2f1 = _special("hyp2f1", _no_partial("hyp2f1", "a"), _no_partial("hyp2f1", "b"),
+                  _no_partial("hyp2f1", "c"), lambda a, b, c, z, out: multiply(
+                      divide(multiply(a, b), c), hyp2f1(add(a, 1.0), add(b, 1.0), add(c, 1.0), z)))
+hyp1f1 = _special("hyp1f1", _no_partial("hyp1f1", "a"), _no_partial("hyp1f1", "b"),
+                  lambda a, b, x, out: multiply(divide(a, b), hyp1f1(add(a, 1.0), add(b, 1.0), x)))
+# Struve functions: H_v' = H_{v-1} - (v / x) H_v, the same for the modified L_v
+struve = _special("struve", _no_partial("struve", "the order v"), lambda v, x, out: subtract(
+    struve(subtract(v, 1.0), x), multiply(divide(v, x), out)))
+modstruve = _special("modstruve", _no_partial("modstruve", "the order v"),
+                     lambda v, x, out: subtract(modstruve(subtract(v, 1.0), x),
+                                                multiply(divide(v, x), out)))
+
+
+def _owens_t_partials(h, a, out):
+    # T(h, a) = integral_0^a exp(-h^2 (1 + t^2) / 2) / (2 pi (1 + t^2)) dt
+    dh = multiply(-0.5 / _SQRT_TWO_PI, multiply(exp(multiply(-0.5, square(h))),
+                                                erf(multiply(math.sqrt(0.5), multiply(a, h)))))
+    one_a2 = add(1.0, square(a))
+    da = divide(exp(multiply(-0.5, multiply(square(h), one_a2))), multiply(2 * math.pi, one_a2))
+    return dh, da
+
+
+owens_t = _special("owens_t", _owens_t_partials)
+# chi-squared and Student t distribution functions, differentiable in x (t)
+chdtr = _special("chdtr", _no_partial("chdtr", "the degrees of freedom v"),
+                 lambda v, x, out: multiply(0.5, _gamma_density(multiply(0.5, v),
+                                                                multiply(0.5, x))))
+chdtrc = _special("chdtrc", _no_partial("chdtrc", "the degrees of freedom v"),
+                  lambda v, x, out: multiply(-0.5, _gamma_density(multiply(0.5, v),
+                                                                  multiply(0.5, x))))
+stdtr = _special("stdtr", _no_partial("stdtr", "the degrees of freedom df"),
+                 lambda df, t, out: exp(subtract(
+                     subtract(subtract(gammaln(multiply(0.5, add(df, 1.0))),
+                                       gammaln(multiply(0.5, df))),
+                              multiply(0.5, log(multiply(math.pi, df)))),
+                     multiply(multiply(0.5, add(df, 1.0)), log1p(divide(square(t), df))))))
+# incomplete elliptic integrals, differentiable in the amplitude phi
+ellipkinc = _special("ellipkinc", lambda phi, m, out: reciprocal(
+    sqrt(subtract(1.0, multiply(m, square(sin(phi)))))), _no_partial("ellipkinc", "m"))
+ellipeinc = _special("ellipeinc", lambda phi, m, out: sqrt(
+    subtract(1.0, multiply(m, square(sin(phi))))), _no_partial("ellipeinc", "m"))
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)]
 __all__ += ["scipy_special"]
