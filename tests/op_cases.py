@@ -192,6 +192,11 @@ def _special_cases():
         C(ops.stdtr, (const(np.array([1.0, 2.5, 7.0])), floats(3)), diff=(1,)),
         C(ops.ellipkinc, (floats(3), const(np.array([0.2, -0.5, 0.7]))), diff=(0,)),
         C(ops.ellipeinc, (floats(3), const(np.array([0.2, -0.5, 0.7]))), diff=(0,)),
+        C(ops.sici, (positive(4),)),
+        C(ops.shichi, (positive(4),)),
+        C(ops.fresnel, (floats(4),)),
+        C(ops.airy, (floats(4),)),
+        C(ops.airy, (complexes(3),), name="airy_complex"),
         # scipy.linalg-backed matrix ops
         C(ops.expm, (lambda: 0.5 * floats(3, 3)(),)),
         C(ops.expm, (lambda: 0.5 * complexes(3, 3)(),), name="expm_complex"),

@@ -160,6 +160,16 @@ def test_elliptic_integral_derivatives_at_zero_are_the_series_coefficients():
     np.testing.assert_allclose(second(sc.ellipe, np.zeros(1)), [-np.pi / 2 * 3 / 32])
 
 
+def test_sine_integral_derivatives_at_zero_are_the_series():
+    f = lambda x: sc.sici(x)[0]  # noqa: E731
+    first = lambda x: ad.jvp(f)(x, tangents=np.ones_like(x))[1]  # noqa: E731
+    with np.errstate(divide="ignore", invalid="ignore"):  # Ci' = cos x / x is infinite at 0
+        third = ad.jvp(lambda x: ad.jvp(first)(x, tangents=np.ones_like(x))[1])(
+            np.zeros(1), tangents=np.ones(1))[1]
+        np.testing.assert_allclose(first(np.zeros(1)), [1.0])
+    np.testing.assert_allclose(third, [-1 / 3])  # Si = x - x^3/18 + ...
+
+
 def test_an_uncovered_scipy_function_names_itself():
     import scipy.integrate
     with pytest.raises(ad.TracingError, match="scipy.integrate.trapezoid"):

@@ -100,8 +100,8 @@ def test_second_derivatives_match_scipy():
 
 
 def test_unsupported_scipy_ufunc_raises_a_named_error():
-    with pytest.raises(ad.TracingError, match="scipy.special.sici"):
-        ad.grad(lambda x: np.sum(special.sici(x)[0]))(X)
+    with pytest.raises(ad.TracingError, match="scipy.special.zetac"):
+        ad.grad(lambda x: np.sum(special.zetac(x)))(X)
 
 
 def test_importing_advect_does_not_import_scipy():

@@ -86,7 +86,7 @@ _UNARY = {
     "logit": probabilities, "entr": positive, "erfcinv": probabilities, "ndtri_exp": negatives,
     "loggamma": positive, "cotdg": degrees, "spence": positive, "y0": positive, "y1": positive,
     "k0": positive, "k1": positive, "k0e": positive, "k1e": positive, "ellipk": unit,
-    "ellipe": unit, "expi": positive, "exp1": positive,
+    "ellipe": unit, "expi": positive, "exp1": positive, "sici": positive, "shichi": positive,
 }
 _BINARY = {
     "divide": (floats, positive), "floor_divide": (floats, positive),

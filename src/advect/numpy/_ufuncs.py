@@ -156,7 +156,8 @@ SCIPY_SPECIAL = {
     "hyp2f1": ops.hyp2f1, "hyp1f1": ops.hyp1f1, "struve": ops.struve,
     "modstruve": ops.modstruve, "owens_t": ops.owens_t, "chdtr": ops.chdtr,
     "chdtrc": ops.chdtrc, "stdtr": ops.stdtr, "ellipkinc": ops.ellipkinc,
-    "ellipeinc": ops.ellipeinc,
+    "ellipeinc": ops.ellipeinc, "sici": ops.sici, "shichi": ops.shichi,
+    "fresnel": ops.fresnel, "airy": ops.airy,
 }
 _scipy_rows_added = False
 

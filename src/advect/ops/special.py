@@ -19,6 +19,8 @@ from ._rules import broadcast_shapes, elementwise_partials, fit
 from .elementwise import (
     abs,
     add,
+    cos,
+    cosh,
     divide,
     equal,
     exp,
@@ -33,6 +35,7 @@ from .elementwise import (
     reciprocal,
     sign,
     sin,
+    sinh,
     sqrt,
     square,
     subtract,
@@ -358,6 +361,40 @@ ellipkinc = _special("ellipkinc", lambda phi, m, out: reciprocal(
     sqrt(subtract(1.0, multiply(m, square(sin(phi)))))), _no_partial("ellipkinc", "m"))
 ellipeinc = _special("ellipeinc", lambda phi, m, out: sqrt(
     subtract(1.0, multiply(m, square(sin(phi))))), _no_partial("ellipeinc", "m"))
+
+# --- ufuncs with several outputs -----------------------------------------------------------------
+
+def _several(name, partials):
+    """The op of a scipy.special ufunc with several outputs of one argument; ``partials(x,
+    outs)`` gives each output's derivative."""
+    def jvp(primals, tangents, out):
+        (x,), (dx,) = primals, tangents
+        return tuple(fit(multiply(dx, p), aval_of(o)) for p, o in zip(partials(x, out), out))
+    return Op(name, abstract=ufunc_abstract(lambda: scipy_special(name)), impl=_impl(name),
+              jvp=jvp, multiple_results=True, elementwise=True)
+
+
+def _over_x_series(f, series):
+    """``f(x) / x``, and its Taylor polynomial ``series(x)`` at 0 (exact to fifth order)."""
+    def value(x):
+        zero = equal(x, 0)
+        return where(zero, series(x), divide(f(x), where(zero, 1.0, x)))
+    return value
+
+
+_sin_over_x = _over_x_series(sin, lambda x: add(1.0, multiply(square(x), add(
+    -1 / 6, multiply(square(x), 1 / 120)))))
+_sinh_over_x = _over_x_series(sinh, lambda x: add(1.0, multiply(square(x), add(
+    1 / 6, multiply(square(x), 1 / 120)))))
+# Si' = sin x / x, Ci' = cos x / x; Shi' = sinh x / x, Chi' = cosh x / x
+sici = _several("sici", lambda x, out: (_sin_over_x(x), divide(cos(x), x)))
+shichi = _several("shichi", lambda x, out: (_sinh_over_x(x), divide(cosh(x), x)))
+# S' = sin(pi x^2 / 2), C' = cos(pi x^2 / 2)
+fresnel = _several("fresnel", lambda x, out: (sin(multiply(math.pi / 2, square(x))),
+                                              cos(multiply(math.pi / 2, square(x)))))
+# (Ai, Ai', Bi, Bi'): Airy's equation y'' = x y gives every derivative from the outputs
+airy = _several("airy", lambda x, out: (out[1], multiply(x, out[0]), out[3],
+                                        multiply(x, out[2])))
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)]
 __all__ += ["scipy_special"]
