@@ -275,7 +275,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    Errors are one line on standard error; the status is 0, 1 (invalid data) or 2 (usage).
+
+    Example:
+        >>> main(["check", "no-such-program.json"])  # prints the reason on stderr
+        2
+    """
     args = _parser().parse_args(argv)
     try:
         args.handler(args)

@@ -56,7 +56,16 @@ def _attr_text(value: Any) -> str:
 
 
 def to_dot(graph: Graph, signature: tuple[tuple, dict], outputs: Any, name: str) -> str:
-    """The DOT text of ``graph`` (``signature`` and the output spec tree give the names)."""
+    """The DOT text of ``graph`` (``signature`` and the output spec tree give the names);
+    :meth:`StagedProgram.to_dot` calls it.
+
+    Example:
+        >>> import numpy as np, advect as ad
+        >>> program = ad.stage(lambda x: x * 2.0, np.ones(2))
+        >>> text = to_dot(program.graph, program.signature, program.output_specs, "double")
+        >>> [line.strip() for line in text.splitlines() if "->" in line]
+        ['v0 -> n0;', 'n0 -> out0;']
+    """
     lines = [f"digraph {_quote(name)} {{",
              "  rankdir=TB;",
              '  node [fontname="Helvetica", fontsize=11];',
