@@ -135,7 +135,7 @@ def test_eigh_subset_by_index_and_complex():
 @pytest.mark.parametrize("a", [0.4 * A, 0.4 * AC, 0.3 * rng.normal(size=(2, 3, 3))],
                          ids=["real", "complex", "batch"])
 def test_expm_and_its_frechet_derivative(a):
-    _all_laws(linalg.expm, sl.expm(a), a)
+    _all_laws(linalg.expm, sl.expm(a), a, order=1 if a.ndim > 2 else 2)
     e = rng.normal(size=a.shape)
     tangent = ad.jvp(linalg.expm)(a, tangents=e)[1]
     expected = [sl.expm_frechet(x, y, compute_expm=False) for x, y in
