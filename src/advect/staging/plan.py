@@ -35,6 +35,24 @@ def donation_ufunc(op: Op, n_inputs: int, attrs: dict):
     return None
 
 
+# ops whose NumPy implementation always returns a new array (never a view of an operand nor
+# the operand itself); every other op's result is treated as a possible view
+_ALLOCATING = frozenset((
+    "argmax", "argmin", "argpartition", "argsort", "cholesky", "concat", "cumulative_max",
+    "cumulative_min", "cumulative_prod", "cumulative_sum", "det", "dot_general", "eig", "eigh",
+    "eigvalsh", "expm", "fft", "irfft", "rfft", "inv", "lu_factor", "matmul", "pinv", "qr",
+    "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "roll", "scatter", "scatter_add",
+    "searchsorted", "slogdet", "solve", "svd", "svdvals", "triangular_solve"))
+# elementwise ops that may hand back their operand or a view of it
+_MAY_ALIAS = frozenset(("astype", "real", "imag", "conj", "positive"))
+
+
+def _allocates(op: Op) -> bool:
+    if getattr(op, "handle", None) is not None:  # a custom primitive may return a view
+        return False
+    return op.name in _ALLOCATING or (op.elementwise and op.name not in _MAY_ALIAS)
+
+
 class Plan:
     """``run(inputs) -> outputs`` for one graph on one provider namespace ``xp``."""
 
@@ -104,17 +122,30 @@ class Plan:
         return tuple(steps), donations
 
     def _aliases(self, graph, node_args, slot):
-        """Which slots hold fresh buffers, and for each slot the fresh buffers it may alias."""
+        """Which slots hold fresh buffers, and for each slot the fresh buffers it may alias.
+
+        Only results that may be views of (or equal to) an operand inherit its buffers: an op
+        that always allocates its result aliases nothing, which keeps every set small (a chain
+        of ops would otherwise carry the union of all buffers before it: quadratic time)."""
         fresh: set[int] = set()
         roots: dict[int, frozenset] = {}
+        if self.xp is not np:  # donation happens only with NumPy
+            return fresh, roots
+        empty = frozenset()
         for node, args in zip(graph.nodes, node_args):
             outs = [slot[v] for v in node.outputs]
-            if self.xp is np and len(outs) == 1 and graph.avals[node.outputs[0]].ndim and (
-                    donation_ufunc(node.op, len(args), node.attrs) is not None):
-                fresh.add(outs[0])
-                roots[outs[0]] = frozenset(outs)
+            if len(outs) == 1 and donation_ufunc(node.op, len(args), node.attrs) is not None:
+                if graph.avals[node.outputs[0]].ndim:
+                    fresh.add(outs[0])
+                    roots[outs[0]] = frozenset(outs)
+                else:
+                    roots[outs[0]] = empty  # a new 0-d result
                 continue
-            inherited = frozenset().union(*(roots.get(s, frozenset()) for s in args))
+            if _allocates(node.op):
+                for s in outs:
+                    roots[s] = empty
+                continue
+            inherited = frozenset().union(*(roots.get(s, empty) for s in args))
             for s in outs:
                 roots[s] = inherited  # conservatively a view of any operand
         return fresh, roots
