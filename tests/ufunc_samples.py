@@ -109,6 +109,11 @@ _BINARY = {
     "chdtr": (orders, positive), "chdtrc": (orders, positive), "stdtr": (orders, floats),
     "ellipkinc": (floats, nonpositive), "ellipeinc": (floats, nonpositive),
     "hyp2f1": (orders, orders, orders, unit), "hyp1f1": (orders, orders, floats),
+    "gdtr": (positive, orders, positive), "gdtrc": (positive, orders, positive),
+    "fdtr": (orders, orders, positive), "fdtrc": (orders, orders, positive),
+    "hyp0f1": (orders, floats), "boxcox": (positive, nonpositive),
+    "boxcox1p": (positive, nonpositive), "inv_boxcox": (unit, orders),
+    "inv_boxcox1p": (unit, orders), "ellipj": (floats, nonpositive),
 }
 # ufunc.at applies a unary ufunc twice at a repeated index: log(log(x)) needs x > e
 _AT = {"log": above_e, "log2": above_e, "log10": above_e, "arccosh": above_e,
@@ -116,7 +121,9 @@ _AT = {"log": above_e, "log2": above_e, "log10": above_e, "arccosh": above_e,
 _SHAPES = {"matmul": ((3, 4), (4, 2)), "vecdot": ((3, 4), (3, 4)), "matvec": ((3, 4), (4,)),
            "vecmat": ((3,), (3, 4)), "betainc": ((4,), (4,), (3, 4)),
            "betaincinv": ((4,), (4,), (3, 4)), "hyp2f1": ((4,), (4,), (4,), (3, 4)),
-           "hyp1f1": ((4,), (4,), (3, 4))}
+           "hyp1f1": ((4,), (4,), (3, 4)), "gdtr": ((3, 4), (4,), (4,)),
+           "gdtrc": ((3, 4), (4,), (4,)), "fdtr": ((4,), (4,), (3, 4)),
+           "fdtrc": ((4,), (4,), (3, 4))}
 # reductions fold the result back in as the first operand, so every element comes from the
 # domain that keeps the fold smooth
 _FOLD = {"power": positive, "float_power": positive, "divide": positive,

@@ -157,7 +157,10 @@ SCIPY_SPECIAL = {
     "modstruve": ops.modstruve, "owens_t": ops.owens_t, "chdtr": ops.chdtr,
     "chdtrc": ops.chdtrc, "stdtr": ops.stdtr, "ellipkinc": ops.ellipkinc,
     "ellipeinc": ops.ellipeinc, "sici": ops.sici, "shichi": ops.shichi,
-    "fresnel": ops.fresnel, "airy": ops.airy,
+    "fresnel": ops.fresnel, "airy": ops.airy, "gdtr": ops.gdtr, "gdtrc": ops.gdtrc,
+    "fdtr": ops.fdtr, "fdtrc": ops.fdtrc, "hyp0f1": ops.hyp0f1, "boxcox": ops.boxcox,
+    "boxcox1p": ops.boxcox1p, "inv_boxcox": ops.inv_boxcox, "inv_boxcox1p": ops.inv_boxcox1p,
+    "ellipj": ops.ellipj,
 }
 _scipy_rows_added = False
 

@@ -32,6 +32,7 @@ from .elementwise import (
     maximum,
     multiply,
     negative,
+    pow,
     reciprocal,
     sign,
     sin,
@@ -362,6 +363,40 @@ ellipkinc = _special("ellipkinc", lambda phi, m, out: reciprocal(
 ellipeinc = _special("ellipeinc", lambda phi, m, out: sqrt(
     subtract(1.0, multiply(m, square(sin(phi))))), _no_partial("ellipeinc", "m"))
 
+# more distribution functions and transforms, through the densities above
+gdtr = _special("gdtr", lambda a, b, x, out: multiply(x, _gamma_density(b, multiply(a, x))),
+                _no_partial("gdtr", "the shape b"),
+                lambda a, b, x, out: multiply(a, _gamma_density(b, multiply(a, x))))
+gdtrc = _special("gdtrc", lambda a, b, x, out: negative(multiply(
+    x, _gamma_density(b, multiply(a, x)))), _no_partial("gdtrc", "the shape b"),
+    lambda a, b, x, out: negative(multiply(a, _gamma_density(b, multiply(a, x)))))
+
+
+def _f_density(dfn, dfd, x):  # fdtr(dfn, dfd, x) = betainc(dfn/2, dfd/2, dfn x / (dfd + dfn x))
+    denominator = add(dfd, multiply(dfn, x))
+    t = divide(multiply(dfn, x), denominator)
+    return multiply(_beta_density(multiply(0.5, dfn), multiply(0.5, dfd), t),
+                    divide(multiply(dfn, dfd), square(denominator)))
+
+
+fdtr = _special("fdtr", _no_partial("fdtr", "dfn"), _no_partial("fdtr", "dfd"),
+                lambda dfn, dfd, x, out: _f_density(dfn, dfd, x))
+fdtrc = _special("fdtrc", _no_partial("fdtrc", "dfn"), _no_partial("fdtrc", "dfd"),
+                 lambda dfn, dfd, x, out: negative(_f_density(dfn, dfd, x)))
+hyp0f1 = _special("hyp0f1", _no_partial("hyp0f1", "v"),
+                  lambda v, z, out: divide(hyp0f1(add(v, 1.0), z), v))
+# Box-Cox transforms, differentiable in the data (not in lambda): d/dx (x^l - 1)/l = x^(l-1)
+boxcox = _special("boxcox", lambda x, lmbda, out: pow(x, subtract(lmbda, 1.0)),
+                  _no_partial("boxcox", "lmbda"))
+boxcox1p = _special("boxcox1p", lambda x, lmbda, out: pow(add(1.0, x), subtract(lmbda, 1.0)),
+                    _no_partial("boxcox1p", "lmbda"))
+inv_boxcox = _special("inv_boxcox", lambda y, lmbda, out: pow(out, subtract(1.0, lmbda)),
+                      _no_partial("inv_boxcox", "lmbda"))
+inv_boxcox1p = _special("inv_boxcox1p",
+                        lambda y, lmbda, out: pow(add(1.0, out), subtract(1.0, lmbda)),
+                        _no_partial("inv_boxcox1p", "lmbda"))
+
+
 # --- ufuncs with several outputs -----------------------------------------------------------------
 
 def _several(name, partials):
@@ -395,6 +430,21 @@ fresnel = _several("fresnel", lambda x, out: (sin(multiply(math.pi / 2, square(x
 # (Ai, Ai', Bi, Bi'): Airy's equation y'' = x y gives every derivative from the outputs
 airy = _several("airy", lambda x, out: (out[1], multiply(x, out[0]), out[3],
                                         multiply(x, out[2])))
+
+def _ellipj_jvp(primals, tangents, out):
+    (_, m), (du, dm) = primals, tangents  # no derivative in m: checked below
+    if dm is not None:
+        _no_partial("ellipj", "the parameter m")()
+    sn, cn, dn, _ = out
+    partials = (multiply(cn, dn), negative(multiply(sn, dn)), negative(multiply(m, multiply(
+        sn, cn))), dn)
+    return tuple(fit(multiply(du, p), aval_of(o)) for p, o in zip(partials, out))
+
+
+# Jacobi elliptic functions (sn, cn, dn, ph) of u: sn' = cn dn, cn' = -sn dn, dn' = -m sn cn,
+# ph' = dn
+ellipj = Op("ellipj", abstract=ufunc_abstract(lambda: scipy_special("ellipj")),
+            impl=_impl("ellipj"), jvp=_ellipj_jvp, multiple_results=True, elementwise=True)
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)]
 __all__ += ["scipy_special"]

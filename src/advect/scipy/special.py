@@ -7,7 +7,7 @@ reductions ``logsumexp``, ``softmax`` and ``log_softmax`` are written with NumPy
 arrays, shifted by the maximum so that large inputs neither overflow nor lose their gradient.
 On plain arrays every function returns exactly what SciPy returns.
 
-Calling ``scipy.special`` ufuncs directly on traced arrays works too (81 of them, see
+Calling ``scipy.special`` ufuncs directly on traced arrays works too (91 of them, see
 ``advect.support_catalog()``); these functions add the composites and a documented home.
 
 Example:
