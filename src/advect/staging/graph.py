@@ -73,13 +73,15 @@ class Graph:
         self.origins[vid] = origin
         return vid
 
-    def copy(self) -> Graph:
+    def copy(self, nodes: bool = True) -> Graph:
+        """A copy whose lists and tables can change independently (``nodes=False``: without
+        the nodes, for a pass that builds them anew)."""
         g = Graph()
         g.avals = list(self.avals)
         g.inputs = list(self.inputs)
         g.constants = dict(self.constants)
         g.origins = dict(self.origins)
-        g.nodes = [Node(n.op, n.inputs, n.attrs, n.outputs) for n in self.nodes]
+        g.nodes = [Node(n.op, n.inputs, n.attrs, n.outputs) for n in self.nodes] if nodes else []
         g.outputs = list(self.outputs)
         return g
 

@@ -48,7 +48,7 @@ def dce(graph: Graph) -> Graph:
         if any(v in live for v in node.outputs):
             kept.append(node)
             live.update(x for x in node.inputs if type(x) is not Literal)
-    out = graph.copy()
+    out = graph.copy(nodes=False)
     out.nodes = kept[::-1]
     out.constants = {v: c for v, c in graph.constants.items() if v in live}
     out.origins = {v: o for v, o in graph.origins.items() if v in out.constants}
@@ -61,8 +61,7 @@ def _rewrite(graph: Graph, rule: Callable) -> Graph:
     """Walk the nodes in order; ``rule(out, node, producer)`` returns a replacement operand for
     the node's single output, a replacement node, a list of nodes whose last one replaces it,
     or None to keep it."""
-    out = graph.copy()
-    out.nodes = []
+    out = graph.copy(nodes=False)
     sub: dict[int, object] = {}
     producer: dict[int, Node] = {}
     for node in graph.nodes:
