@@ -14,7 +14,13 @@ MODULES = sorted(
 )
 
 
+# integrations that import their framework only when called: their examples need it
+LAZY_DEPENDENCIES = {"advect.dask": ("dask", "distributed")}
+
+
 def _importable(name):
+    for dependency in LAZY_DEPENDENCIES.get(name, ()):
+        pytest.importorskip(dependency)
     try:
         return importlib.import_module(name)
     except ImportError as exc:  # an optional integration whose dependency is missing
