@@ -272,13 +272,15 @@ def grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
     ``argnums`` int gives that input's gradient pytree, a tuple gives a tuple; ``argnames``
     selects keyword inputs (a dict of gradients); both give ``(positional, named)``. ``None``
     selects input 0 unless ``argnames`` is given. Python ``int``/``float`` inputs are lifted to
-    0-d float64 and their gradients returned as Python floats. A ``StagedProgram`` gives a
-    ``StagedProgram``.
+    weak float64 scalars (they promote as Python scalars do) and their gradients returned as
+    Python floats. Integer and bool inputs pass through unchanged and get gradients of zeros in
+    their own shape and dtype; non-array leaves (strings) get ``None``. A ``StagedProgram``
+    gives a ``StagedProgram``.
 
     Raises:
         ValueError: the output is not a real floating scalar.
         IndexError: an ``argnums`` entry is out of range.
-        TypeError: a selected input is not floating or complex.
+        TypeError: a selected input is a Python complex.
 
     Example:
         >>> import numpy as np, advect as ad
