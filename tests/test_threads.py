@@ -2,6 +2,8 @@
 a Pullback or LinearMap shared by threads behaves as if its applications ran one at a time."""
 
 import functools
+import importlib
+import inspect
 import sys
 import threading
 import time
@@ -195,3 +197,104 @@ def test_eight_threads_share_maps_and_differentiate_at_once():
             else:
                 np.testing.assert_allclose(result[1], np.log(x) + 1, rtol=1e-12)
     shared.close()
+
+
+# --- process-wide state survives interrupts (issue 12 item 6) ---------------------------------
+
+def _inside_del(frame) -> bool:
+    for _ in range(4):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _interrupt_at(k: int, files: tuple, body) -> int:
+    """Run ``body`` raising KeyboardInterrupt at the k-th line or function return in ``files``
+    (never, for k = 0); returns how many such events there were."""
+    seen = [0]
+
+    def tracer(frame, event, arg):
+        # a generator's "return" event is a yield: an exception raised there ends the frame
+        # without running its finally clauses, which no real interrupt can do
+        # (and Python ignores exceptions raised in __del__, so none are injected there)
+        code = frame.f_code
+        returning = event == "return" and not code.co_flags & inspect.CO_GENERATOR
+        if (event == "line" or returning) and code.co_filename.endswith(files) \
+                and not _inside_del(frame):
+            seen[0] += 1
+            if seen[0] == k:
+                raise KeyboardInterrupt(f"injected at event {k}")
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        body()
+    except KeyboardInterrupt:
+        assert k and seen[0] == k
+    finally:
+        sys.settrace(None)
+    return seen[0]
+
+
+def _inject_everywhere(files: tuple, body, clean) -> int:
+    """Interrupt ``body`` at each of its first and last 60 events (where contexts enter and
+    exit) and at 50 points between, checking ``clean()`` after each; returns the count."""
+    n = _interrupt_at(0, files, body)
+    points = sorted({*range(1, min(n, 60) + 1), *range(max(1, n - 60), n + 1),
+                     *range(1, n + 1, max(1, n // 50))})
+    for k in points:
+        _interrupt_at(k, files, body)
+        assert clean(), f"an interrupt at event {k} of {n} left state behind"
+    return len(points)
+
+
+def _staging_guard_clean(originals: dict) -> bool:
+    from advect.staging import trace
+
+    return (all(getattr(np.random, name) is value for name, value in originals.items())
+            and not trace._guard_tokens and not trace._originals
+            and not getattr(trace._local, "tokens", None))
+
+
+def test_an_interrupt_anywhere_in_the_staging_randomness_guard_leaves_numpy_random_unwrapped():
+    from advect.staging.trace import no_ambient_randomness
+
+    originals = {name: getattr(np.random, name) for name in np.random.__all__}
+
+    def body():
+        with no_ambient_randomness():
+            with no_ambient_randomness():
+                with pytest.raises(ad.errors.AmbientRandomnessError):
+                    np.random.normal()
+            assert np.random.normal is not originals["normal"]
+
+    assert _inject_everywhere(("staging/trace.py", "contextlib.py"), body,
+                              lambda: _staging_guard_clean(originals)) > 150
+    np.random.default_rng(0).normal()
+
+
+def test_an_interrupt_anywhere_while_staging_leaves_numpy_random_unwrapped():
+    originals = {name: getattr(np.random, name) for name in np.random.__all__}
+    assert _inject_everywhere(("staging/trace.py",),
+                              lambda: ad.stage(lambda x: np.sin(x) * 2, np.ones(3)),
+                              lambda: _staging_guard_clean(originals)) > 150
+
+
+def test_an_interrupt_anywhere_in_debug_leaves_the_hooks_off():
+    from advect import core
+    debug = importlib.import_module("advect.debug")  # the module, not the function
+
+    def body():
+        with ad.debug():
+            with ad.debug(numerics=True):
+                ad.grad(lambda x: np.sum(x ** 2))(np.ones(2))
+            assert core.debug_hooks is not None
+
+    def clean():
+        return (core.debug_hooks is None and not debug._contexts
+                and not debug._state.numerics and not debug._state.origins)
+
+    assert _inject_everywhere(("advect/debug.py", "contextlib.py"), body, clean) > 150

@@ -41,7 +41,7 @@ _INTERNAL = tuple(os.path.join(_SKIPPED[0], part) for part in
 
 class _State(threading.local):
     def __init__(self):
-        self.numerics: list[bool] = []  # one entry per active debug context of this thread
+        self.numerics: list[_Entry] = []  # one per active debug context of this thread
         # (op name, user-level op name, location) of the binds and transposes in progress
         self.stack: list[tuple[str, str, str]] = []
         self.origins: dict = {}  # id(tape variable) -> (variable, op name, location)
@@ -60,8 +60,10 @@ def _prune(state: _State) -> None:
 
 
 _state = _State()
-_lock = threading.Lock()
-_active = 0  # debug contexts active in all threads
+# reentrant: a context cut short by an interrupt is left by its generator's finalizer, which
+# may run at any allocation, also while this thread holds the lock
+_lock = threading.RLock()
+_contexts: set = set()  # the debug contexts active in all threads
 
 
 def _user_location() -> str:
@@ -205,7 +207,8 @@ def debug(*, numerics: bool = False) -> Iterator[None]:
     forward-mode tangent (JVP) or a reverse-mode cotangent (VJP) raises ``NumericsError``
     naming the operation, the phase and the source line (also as ``.op``, ``.phase``,
     ``.location``). Contexts nest; the innermost decides ``numerics``. Outside every context
-    Advect does none of this work.
+    Advect does none of this work. Entering and leaving are interrupt-safe: after a
+    ``KeyboardInterrupt`` at any point the hooks are off once the last context has exited.
 
     Raises:
         NumericsError: with ``numerics=True``, a value became NaN or infinite.
@@ -218,19 +221,57 @@ def debug(*, numerics: bool = False) -> Iterator[None]:
         ...
         advect.errors.NumericsError: inf in the VJP (cotangent) of operation 'sqrt' at ...
     """
-    global _active
     state = _state
-    with _lock:
-        _active += 1
-        core.debug_hooks = _HOOKS
-    state.numerics.append(bool(numerics))
+    entry = _Entry(numerics)
+    _leaver = _Leaver(state, entry)  # noqa: F841 (kept for its __del__)
     try:
+        state.numerics.append(entry)
+        with _lock:
+            _contexts.add(entry)
+            core.debug_hooks = _HOOKS
         yield
     finally:
-        state.numerics.pop()
-        if not state.numerics:
-            state.origins.clear()
-        with _lock:
-            _active -= 1
-            if not _active:
-                core.debug_hooks = None
+        try:
+            _leave(state, entry)
+        finally:
+            _leave(state, entry)  # again, in case an interrupt cut the first one short
+
+
+class _Entry:
+    """One active debug context; true when it checks numerics (the innermost one decides)."""
+
+    __slots__ = ("numerics",)
+
+    def __init__(self, numerics: bool):
+        self.numerics = bool(numerics)
+
+    def __bool__(self) -> bool:
+        return self.numerics
+
+
+class _Leaver:
+    """Leaves a debug context when the context's generator frame is freed: normally a no-op,
+    it undoes what an interrupt kept the ``finally`` clause from undoing."""
+
+    __slots__ = ("state", "entry")
+
+    def __init__(self, state: _State, entry: _Entry):
+        self.state = state
+        self.entry = entry
+
+    def __del__(self):
+        entry = getattr(self, "entry", None)  # None: __init__ itself was interrupted
+        if entry is not None:
+            _leave(self.state, entry)
+
+
+def _leave(state: _State, entry: _Entry) -> None:
+    """Undo one context's registration; idempotent, so it can be retried after an interrupt."""
+    if entry in state.numerics:  # compared by identity: _Entry has no __eq__
+        state.numerics.remove(entry)
+    if not state.numerics:
+        state.origins.clear()
+    with _lock:
+        _contexts.discard(entry)
+        if not _contexts:
+            core.debug_hooks = None

@@ -213,14 +213,16 @@ def stage_trace_of(values) -> StageTrace | None:
 # calls through otherwise, so other threads keep working. The originals are put back when the
 # last staging ends, also when it fails.
 
-_patch_lock = threading.Lock()
-_patch_depth = 0
+# reentrant: a context cut short by an interrupt is left by its generator's finalizer, which
+# may run at any allocation, also while this thread holds the lock
+_patch_lock = threading.RLock()
+_guard_tokens: set = set()  # one per active no_ambient_randomness context, in all threads
 _originals: dict[str, Callable] = {}
 _local = threading.local()
 
 
 def _refuse_if_staging(name: str) -> None:
-    if getattr(_local, "depth", 0):
+    if getattr(_local, "tokens", None):  # this thread is staging
         raise AmbientRandomnessError(
             f"numpy.random.{name}() was called while staging: its numbers would be frozen "
             "into the program and repeat on every call. Draw them outside and pass them in "
@@ -276,25 +278,74 @@ def _random_functions() -> Iterator[tuple[str, Callable]]:
 
 @contextmanager
 def no_ambient_randomness() -> Iterator[None]:
-    """Make numpy.random's functions raise in this thread for the duration."""
-    global _patch_depth
-    with _patch_lock:
-        if _patch_depth == 0:
-            for name, value in _random_functions():
-                _originals[name] = value
-                setattr(np.random, name, _guard(name, value))
-        _patch_depth += 1
-    _local.depth = getattr(_local, "depth", 0) + 1
+    """Make numpy.random's functions raise in this thread for the duration.
+
+    Interrupt-safe: each context registers a token (atomic set insertions) inside the ``try``
+    that removes it; leaving is idempotent and retried, and runs once more when the context's
+    frame is torn down (if an interrupt cut its ``finally`` short), so a ``KeyboardInterrupt``
+    at any point leaves numpy.random unwrapped once the last context of all threads exited."""
+    token = object()
+    tokens = _thread_tokens()
+    _leaver = _Leaver(token, tokens)  # noqa: F841 (kept for its __del__)
     try:
+        _enter_guard(token, tokens)
         yield
     finally:
-        _local.depth -= 1
-        with _patch_lock:
-            _patch_depth -= 1
-            if _patch_depth == 0:
-                for name, value in _originals.items():
+        try:
+            _leave_guard(token, tokens)
+        finally:
+            _leave_guard(token, tokens)  # again, in case an interrupt cut the first one short
+
+
+class _Leaver:
+    """Leaves a guard context when the context's generator frame is freed (normally a no-op)."""
+
+    __slots__ = ("token", "tokens")
+
+    def __init__(self, token, tokens: set):
+        self.token = token
+        self.tokens = tokens
+
+    def __del__(self):
+        tokens = getattr(self, "tokens", None)  # None: __init__ itself was interrupted
+        if tokens is not None:
+            _leave_guard(self.token, tokens)
+
+
+def staging_in_this_thread() -> bool:
+    """Whether this thread is staging (inside a randomness-guard context); read by
+    ``ad.transform_state``, which is refused while staging."""
+    return bool(getattr(_local, "tokens", None))
+
+
+def _thread_tokens() -> set:
+    """This thread's active guard tokens (non-empty: the thread is staging)."""
+    tokens = getattr(_local, "tokens", None)
+    if tokens is None:
+        tokens = _local.tokens = set()
+    return tokens
+
+
+def _enter_guard(token, tokens: set) -> None:
+    with _patch_lock:
+        _guard_tokens.add(token)
+        for name, value in _random_functions():  # idempotent: wraps what is not wrapped yet
+            if name not in _originals:
+                _originals[name] = value
+                setattr(np.random, name, _guard(name, value))
+    tokens.add(token)
+
+
+def _leave_guard(token, tokens: set) -> None:
+    tokens.discard(token)
+    with _patch_lock:
+        _guard_tokens.discard(token)
+        if not _guard_tokens:  # idempotent: puts back what is still wrapped
+            for name in list(_originals):
+                value = _originals.get(name)  # a nested leave may have restored it already
+                if value is not None:
                     setattr(np.random, name, value)
-                _originals.clear()
+                _originals.pop(name, None)
 
 
 _GENERATOR_KINDS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
