@@ -144,3 +144,67 @@ def test_forty_thousand_calls_run_in_flat_memory(no_cycle_collector):
     growth = _memory_growth(_rounds_of_calls(), 1_000, 9_000)
     assert growth < 500, f"{growth} more memory blocks after 36,000 more calls"
     assert gc.collect() == 0
+
+
+# --- bounded caches, no aliasing (issue 12 item 7) ----------------------------------------------
+
+def test_a_primitive_remembers_a_bounded_number_of_output_structures():
+    from advect.primitive import MAX_OUT_TREES
+
+    @ad.primitive(name="tests.memory.scaled", static_argnames="k")
+    def scaled(x, k):
+        return {"y": x * k}
+
+    @scaled.def_abstract
+    def _(x, k):
+        return {"y": x.spec}
+
+    @scaled.def_jvp
+    def _(output, primals, tangents, k):
+        return {"y": tangents[0] * k}
+
+    x = np.ones(3)
+    for k in range(MAX_OUT_TREES + 500):  # one structure per distinct static value
+        assert scaled(x, k=float(k))["y"][0] == k
+    assert len(scaled._out_trees) <= MAX_OUT_TREES
+    # a structure dropped from the table is found again from the abstract rule
+    np.testing.assert_allclose(ad.grad(lambda v: np.sum(scaled(v, k=0.0)["y"] + v))(x), 1.0)
+    np.testing.assert_allclose(ad.grad(lambda v: np.sum(scaled(v, k=2.0)["y"]))(x), 2.0)
+
+
+def test_maps_return_new_arrays_never_the_callers():
+    x = np.arange(3.0)
+    ct = np.ones(3)
+    pulled = ad.vjp(lambda v: v)(x)[1](ct)
+    assert pulled is not ct and not np.shares_memory(pulled, ct)
+    pulled[0] = 5.0
+    assert ct[0] == 1.0
+    column = np.ones((3, 1))
+    assert not np.shares_memory(ad.vjp(lambda v: v.reshape(3, 1))(x)[1](column), column)
+    _, lm = ad.linearize(lambda v: v, x)
+    assert not np.shares_memory(lm(ct), ct) and not np.shares_memory(lm.pullback(ct), ct)
+    assert not np.shares_memory(lm.transpose()(ct), ct)
+    lm.close()
+
+
+def test_setflags_on_a_tracer_is_a_mutation_error():
+    def f(v):
+        v.setflags(write=True)
+        return np.sum(v)
+    with pytest.raises(ad.errors.MutationError, match="setflags"):
+        ad.grad(f)(np.ones(2))
+    with pytest.raises(ad.errors.MutationError, match="setflags"):
+        ad.stage(f, np.ones(2))
+
+
+def test_constants_of_two_programs_compare_with_eq():
+    import json
+
+    table = np.array([1.0, np.nan, 3.0])
+    program = ad.stage(lambda v: v * table, np.ones(3))
+    restored = ad.StagedProgram.from_dict(json.loads(json.dumps(program.to_dict())))
+    assert program.constants == restored.constants  # NaN included: values compare bit for bit
+    assert not program.constants != restored.constants
+    assert {program.constants[0]} == {restored.constants[0]}
+    other = ad.stage(lambda v: v * (table + 1), np.ones(3))
+    assert program.constants != other.constants

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -77,6 +78,8 @@ from .providers import provider_of
 from .pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["primitive", "Primitive", "PrimitiveResult", "LINEAR_MAP_SUFFIX"]
+
+MAX_OUT_TREES = 1024  # output structures a primitive remembers (see _record_out_tree)
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -170,7 +173,8 @@ class Primitive:
         self._abstract: Callable | None = None
         self._jvp: Callable | None = None
         self._transpose: Callable | None = None
-        self._out_trees: dict = {}
+        self._out_trees: dict = {}  # at most MAX_OUT_TREES entries, oldest dropped first
+        self._out_trees_lock = threading.Lock()
         release_name(name, function)
         self.op = _PrimitiveOp(self, name, abstract=self._abstract_rule, impl=self._impl,
                                jvp=self._jvp_rule, transpose=self._transpose_rule,
@@ -308,7 +312,13 @@ class Primitive:
     # rules read it back.
     def _record_out_tree(self, operands, static, leaves, treedef: TreeDef) -> None:
         key = signature_key(operands, static, leaves)
-        known = self._out_trees.setdefault(key, treedef)
+        trees = self._out_trees
+        known = trees.get(key)
+        if known is None:
+            with self._out_trees_lock:  # bounded: one entry per distinct static value and shape
+                if len(trees) >= MAX_OUT_TREES:
+                    del trees[next(iter(trees))]  # the oldest; a rule needing it finds it again
+                known = trees.setdefault(key, treedef)
         if known != treedef:
             raise ValueError(f"primitive {self.name!r} returned the structure {treedef!r} where "
                              f"it returned {known!r} before for the same input shapes and "
@@ -316,7 +326,11 @@ class Primitive:
                              "(and its abstract rule must agree with its implementation)")
 
     def _out_tree(self, operands, static, leaves) -> TreeDef:
-        treedef = self._out_trees.get(signature_key(operands, static, leaves))
+        key = signature_key(operands, static, leaves)
+        treedef = self._out_trees.get(key)
+        if treedef is None and self._abstract is not None:  # dropped from the bounded table
+            self._abstract_rule(*map(aval_of, leaves), operands=operands, static=static)
+            treedef = self._out_trees.get(key)
         if treedef is None:
             raise TracingError(f"primitive {self.name!r}: its output structure is unknown for "
                                "this call because neither its implementation nor its abstract "

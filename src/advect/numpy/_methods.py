@@ -489,6 +489,13 @@ class ArrayTracer(Tracer):
     def argsort(self, axis=-1, kind=None, order=None, stable=None):
         return np.argsort(self, axis=axis, kind=kind, order=order, stable=stable)
 
+    def setflags(self, write=None, align=None, uic=None):
+        """Refused: a traced value is immutable (writes are functionalized, inputs are never
+        writable), so its flags cannot change."""
+        from ..errors import MutationError
+        raise MutationError("setflags() on a traced value: traced arrays are immutable values; "
+                            "copy it (y = x.copy()) and write into the copy instead")
+
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         """Partition in place like NumPy (functionalized); an input raises MutationError."""
         assign_inplace(self, np.partition(self, kth, axis=axis, kind=kind, order=order),

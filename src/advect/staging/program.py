@@ -50,6 +50,20 @@ class Constant(NamedTuple):
     origin: str
     value: np.ndarray
 
+    def __eq__(self, other: object) -> bool:
+        # the value compares as a whole (bit for bit, NaNs included), not elementwise
+        if not isinstance(other, Constant):
+            return NotImplemented
+        return (self[:4] == other[:4] and self.value.shape == other.value.shape
+                and self.value.tobytes() == other.value.tobytes())
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash((self.value_id, self.shape, self.dtype, self.origin))
+
 
 class StagedProgram:
     """An immutable, single-signature compiled function. Build one with :func:`stage`.
