@@ -119,8 +119,9 @@ class StagedProgram:
         return self
 
     def __reduce__(self):
-        # pickling goes through the saved format: a restored program, as from_dict gives
-        return (_restore, (self.to_dict(),))
+        # pickling goes through the saved format (never closures): a restored program, as
+        # from_dict gives; the modules defining its custom primitives are imported first
+        return (_restore, (self.to_dict(), _primitive_modules(self._graph)))
 
     # --- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -272,8 +273,45 @@ class StagedProgram:
                              xp=self._provider)
 
 
-def _restore(payload: dict) -> StagedProgram:
-    return StagedProgram.from_dict(payload)
+def _primitive_modules(graph: Graph) -> tuple[tuple[str, str], ...]:
+    """(primitive name, defining module) for each custom primitive the graph uses."""
+    found = {}
+    for node in graph.nodes:
+        handle = getattr(node.op, "handle", None)
+        if handle is not None:
+            found[handle.name] = getattr(handle.function, "__module__", None) or "__main__"
+    return tuple(sorted(found.items()))
+
+
+def _restore(payload: dict, modules: tuple = ()) -> StagedProgram:
+    """Unpickle a program: import the modules that define its custom primitives (pickle
+    imports by name anyway), then load the saved form."""
+    import importlib
+
+    from ..errors import UnregisteredOpError
+
+    for name, module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise UnregisteredOpError(
+                f"unpickling a StagedProgram: its custom primitive {name!r} is defined in module "
+                f"{module!r}, which cannot be imported here ({exc}); make that module importable "
+                "in this process (install it or add it to sys.path)") from None
+    try:
+        return StagedProgram.from_dict(payload)
+    except UnregisteredOpError as exc:
+        where = dict(modules)
+        missing = [n for n in where if f"{n!r}" in str(exc)]
+        if not missing:
+            raise
+        module = where[missing[0]]
+        hint = ("a __main__ script's primitives are not defined in other processes: define it "
+                "in an importable module" if module == "__main__" else
+                f"importing {module!r} did not register it")
+        raise UnregisteredOpError(f"unpickling a StagedProgram: custom primitive "
+                                  f"{missing[0]!r} is not registered after importing its module "
+                                  f"{module!r}; {hint}") from None
 
 
 def _flat_checks(in_def: TreeDef, specs: list, pos: tuple, kw: dict):
