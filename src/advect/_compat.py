@@ -10,6 +10,9 @@ this module names a NumPy attribute that some supported NumPy lacks, or compares
 * ``numpy.cross`` of 2-element vectors is deprecated from 2.0 and an error from 2.5;
 * ``numpy.trim_zeros`` checks its ``trim`` letters (and gained ``axis=``) in 2.2;
 * ``numpy.clip`` gained ``min=``/``max=`` and open bounds on both sides in 2.1;
+* ``numpy.fft.fftfreq`` and ``rfftfreq`` lack the ``dtype=`` keyword of Array API revision
+  2024.12 (NumPy 2.4 still does): ``numpy.fft.fftfreq(n, d, dtype=...)`` is NumPy's TypeError
+  there, and the Array API namespace over NumPy adds the keyword (``array_api_function``);
 * NumPy 2.0 serves Array API revision 2022.12 (``cumulative_sum``, ``cumulative_prod`` and
   ``astype`` of a NumPy scalar arrived with 2.1) and rounds integers (``floor``, ``ceil``,
   ``trunc``) to floats, as its ``numpy.floor`` still does for NumPy code.
@@ -23,14 +26,17 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import numpy as np
 
-__all__ = ["NUMPY_VERSION", "present", "cross_of_2_vectors", "provider_function", "clip_bounds",
+__all__ = ["NUMPY_VERSION", "FFTFREQ_TAKES_DTYPE", "present", "cross_of_2_vectors",
+           "provider_function", "array_api_function", "clip_bounds",
            "UFUNCS_NOT_IMPLEMENTING"]
 
 NUMPY_VERSION: tuple[int, int] = tuple(int(part) for part in np.__version__.split(".")[:2])
+FFTFREQ_TAKES_DTYPE: bool = "dtype" in inspect.signature(np.fft.fftfreq).parameters
 
 
 def present(module, *names: str) -> tuple:
@@ -95,6 +101,38 @@ def provider_function(xp, name: str):
     if xp is np and NUMPY_VERSION < (2, 1) and name in _NUMPY_2_0:
         return _NUMPY_2_0[name]
     return getattr(xp, name)
+
+
+def _frequencies_with_dtype(frequencies):
+    """NumPy's ``fftfreq`` or ``rfftfreq`` with the Array API signature, ``dtype=`` included
+    (None keeps NumPy's float64, the default real floating dtype)."""
+    def served(n, /, *, d=1.0, dtype=None, device=None):
+        out = frequencies(n, d, device=device)
+        return out if dtype is None else out.astype(dtype, copy=False)
+    served.__name__ = served.__qualname__ = frequencies.__name__
+    served.__doc__ = frequencies.__doc__
+    return served
+
+
+_NUMPY_FFT_FREQUENCIES = {} if FFTFREQ_TAKES_DTYPE else {
+    "fftfreq": _frequencies_with_dtype(np.fft.fftfreq),
+    "rfftfreq": _frequencies_with_dtype(np.fft.rfftfreq),
+}
+
+
+def array_api_function(module, name: str):
+    """``module.<name>`` as an Array API namespace serves it (None where the module lacks it):
+    NumPy's ``fft.fftfreq`` and ``fft.rfftfreq`` gain ``dtype=`` where the installed NumPy
+    lacks it.
+
+    Example:
+        >>> import numpy as np
+        >>> array_api_function(np.fft, "fftfreq")(4, d=0.5, dtype=np.float32).tolist()
+        [0.0, 0.5, -1.0, -0.5]
+    """
+    if module is np.fft and name in _NUMPY_FFT_FREQUENCIES:
+        return _NUMPY_FFT_FREQUENCIES[name]
+    return getattr(module, name, None)
 
 
 def clip_bounds(a_min, a_max, min, max) -> tuple:

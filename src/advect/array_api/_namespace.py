@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .._compat import array_api_function
 from ..core import Tracer
 from ..errors import TracingError
 from ..providers import numpy_dtype, provider_name
@@ -145,7 +146,7 @@ def _build(xp, revision: str) -> ArrayNamespace:
             continue
         target = ns if ext == "" else SimpleNamespace(__name__=f"{ns.__name__}.{ext}")
         for name in _revisions.names(revision, ext):
-            provider_fn = getattr(source, name, None)
+            provider_fn = array_api_function(source, name)
             if provider_fn is None:
                 continue
             qualname = f"{ext}.{name}" if ext else name

@@ -7,7 +7,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
-from ._functions import implements, lift
+from ._functions import check_order, implements, lift
 
 __all__ = ["array", "asarray", "asanyarray"]
 
@@ -43,7 +43,8 @@ def array(obj, dtype=None, *, copy: bool = True, order: str = "K", subok: bool =
     """Build an array from tracers and nested lists of tracers without detaching them.
 
     Like ``np.array``: a copy unless ``copy=False``, at least ``ndmin`` dimensions (ones
-    prepended); ``order`` and ``subok`` have no meaning for traced values.
+    prepended). ``order`` is validated as NumPy does (``'Z'`` raises ``ValueError``) and
+    otherwise has no meaning for traced values, nor has ``subok``.
 
     Example:
         >>> import advect as ad, numpy as np
@@ -52,6 +53,7 @@ def array(obj, dtype=None, *, copy: bool = True, order: str = "K", subok: bool =
     """
     if not _contains_tracer(obj):
         return np.array(obj, dtype=dtype, copy=copy, order=order, subok=subok, ndmin=ndmin)
+    check_order(order, "advect.array")
     out = _build(obj, dtype)
     if copy and out is obj:
         out = out._clone()
@@ -72,6 +74,7 @@ def asarray(obj, dtype=None, order: str | None = None, *, device=None,
     """
     if not _contains_tracer(obj):
         return np.asarray(obj, dtype=dtype, order=order, device=device, copy=copy)
+    check_order(order, "advect.asarray")
     out = _build(obj, dtype)
     return out._clone() if copy and out is obj else out
 
@@ -82,11 +85,13 @@ asanyarray = asarray
 # reached only through like=x: the result is a writable value of x's trace
 @implements(np.array, like=True)
 def _array_like(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    check_order(order, "numpy.array")
     out = array(obj, dtype, copy=copy, ndmin=ndmin)
     return out if isinstance(out, Tracer) else lift(like, out)
 
 
 @implements(np.asarray, np.asanyarray, like=True)
 def _asarray_like(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    check_order(order, "numpy.asarray")
     out = asarray(a, dtype, copy=copy)
     return out if isinstance(out, Tracer) else lift(like, out)

@@ -13,6 +13,8 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
+from ._construct import _contains_tracer
+from ._construct import array as construct_array
 from ._functions import (
     _mean,
     _moveaxis,
@@ -31,11 +33,18 @@ _MODES = ("constant", "edge", "linear_ramp", "maximum", "mean", "median", "minim
 
 
 def _pairs(value, ndim, name):
-    """``value`` as one ``(before, after)`` pair per axis; a traced scalar serves every side."""
-    if isinstance(value, Tracer):
-        if _shape(value):
-            raise TypeError(f"numpy.pad: a traced {name} must be a scalar")
-        return [(value, value)] * ndim
+    """``value`` as one ``(before, after)`` pair per axis, broadcast to ``(ndim, 2)`` as NumPy
+    does; traced values (an array, or tracers inside nested sequences) give 0-d traced sides."""
+    if _contains_tracer(value):
+        value = construct_array(value)
+        shape = _shape(value)
+        try:
+            np.broadcast_shapes(shape, (ndim, 2))
+        except ValueError:
+            raise ValueError(f"numpy.pad: {name} of shape {shape} does not broadcast to "
+                             f"({ndim}, 2), one (before, after) pair per axis") from None
+        pairs = ops.broadcast_to(value, shape=(ndim, 2))
+        return [(pairs[i, 0], pairs[i, 1]) for i in range(ndim)]
     pairs = np.broadcast_to(np.asarray(value), (ndim, 2))
     return [(pairs[i, 0].item(), pairs[i, 1].item()) for i in range(ndim)]
 
