@@ -577,3 +577,12 @@ def test_repeat_of_a_0d_array_is_a_1d_repeat(axis):
     assert ad.stage(lambda x: np.repeat(x, 3, axis=axis), x)(x).shape == (3,)
     with pytest.raises(np.exceptions.AxisError):
         ad.grad(lambda x: np.sum(np.repeat(x, 2, axis=1)))(x)
+
+
+def test_astype_of_a_python_float_input():
+    # a Python float input stays a float primal; astype called float.astype
+    f = lambda a: np.sum(ad.asarray(a, dtype=np.float32) * np.ones(2, np.float32))  # noqa: E731
+    assert ad.grad(f)(0.5) == 2.0
+    assert ad.grad(ad.stage(f, 0.5))(0.5) == 2.0
+    value = ad.stage(f, 0.5)(0.5)
+    assert value == 1.0 and np.asarray(value).dtype == np.float32

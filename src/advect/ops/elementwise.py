@@ -515,9 +515,13 @@ def _astype_transpose(ct, x, *, dtype):
     return (fit(ct, Aval(x.shape, x.dtype)),)
 
 
-astype = Op("astype", attrs=("dtype",), abstract=_astype_abstract,
-            impl=lambda xp, x, *, dtype: provider_function(xp, "astype")(
-                x, _provider_dtype(xp, dtype)),
+def _astype_impl(xp, x, *, dtype):
+    if type(x) in (bool, int, float, complex):  # a Python scalar: a weak input's value
+        return xp.asarray(x, dtype=_provider_dtype(xp, dtype))
+    return provider_function(xp, "astype")(x, _provider_dtype(xp, dtype))
+
+
+astype = Op("astype", attrs=("dtype",), abstract=_astype_abstract, impl=_astype_impl,
             jvp=_astype_jvp, transpose=_astype_transpose, elementwise=True)
 
 
