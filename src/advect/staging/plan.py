@@ -19,6 +19,7 @@ import numpy as np
 
 from .._compat import UFUNCS_NOT_IMPLEMENTING
 from ..core import Op
+from .blocks import block_regions
 from .graph import Graph, Literal
 
 __all__ = ["Plan"]
@@ -58,11 +59,13 @@ class Plan:
     """``run(inputs) -> outputs`` for one graph on one provider namespace ``xp``."""
 
     __slots__ = ("xp", "n_inputs", "template", "steps", "out_slots", "donations",
-                 "copied_outputs")
+                 "copied_outputs", "blocked")
 
-    def __init__(self, graph: Graph, xp=np, device=None):
-        # device: where a non-NumPy provider's constants go (None: its default device)
+    def __init__(self, graph: Graph, xp=np, device=None, blocked: bool = True):
+        # device: where a non-NumPy provider's constants go (None: its default device);
+        # blocked=False: no cache-blocked regions (every step over whole arrays)
         self.xp = xp
+        self.blocked = blocked
         slot: dict[int, int] = {v: i for i, v in enumerate(graph.inputs)}
         self.n_inputs = len(graph.inputs)
         template: list = [None] * self.n_inputs
@@ -109,7 +112,7 @@ class Plan:
         for s, rs in roots.items():
             for r in rs:
                 free_at[r] = max(free_at.get(r, -1), last_use.get(s, -1))
-        steps, donations = [], 0
+        steps, deads, donations = [], [], 0
         first_node_slot = self.n_inputs + len(graph.constants)
         for k, (node, args) in enumerate(zip(graph.nodes, node_args)):
             outs = tuple(slot[v] for v in node.outputs)
@@ -120,6 +123,11 @@ class Plan:
             donations += donor is not None
             steps.append(_step(node, self.xp, args, outs, dead, donor,
                                [graph.avals[v] for v in node.outputs]))
+            deads.append(dead)
+        if self.xp is np and self.blocked:  # elementwise regions over large arrays, in chunks
+            ufuncs = [donation_ufunc(n.op, len(a), n.attrs) if getattr(n.op, "handle", None)
+                      is None else None for n, a in zip(graph.nodes, node_args)]
+            steps = block_regions(graph, node_args, slot, steps, ufuncs, last_use, deads)
         return tuple(steps), donations
 
     def _aliases(self, graph, node_args, slot):

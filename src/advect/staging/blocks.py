@@ -1,0 +1,198 @@
+"""Cache-blocked execution of elementwise regions in a NumPy plan.
+
+A region is a run of consecutive steps, each a NumPy ufunc over operands of one large shape
+(or 0-d values and Python scalars). Instead of one full-size temporary per step, the region
+runs chunk by chunk over the flattened operands: each chunk's temporaries live in a few
+scratch buffers sized so that a chunk's working set fits the L2 cache, and each input is read
+once per chunk. Only values read after the region (or returned) are materialized in full.
+Every element is computed by the same ufunc loop from the same operand values as without
+chunks, so results are bit-identical; reductions and every other op stay outside regions.
+
+At run time a region takes its blocked path only when each large operand is a C-contiguous
+``numpy.ndarray`` of the expected shape and dtype; otherwise it runs its steps one by one as an
+unblocked plan would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from .graph import Literal
+
+__all__ = ["L2_BYTES", "MIN_ELEMENTS", "block_regions"]
+
+
+def _l2_bytes() -> int:
+    """This machine's L2 cache size per core (1 MiB when the system does not say)."""
+    try:
+        text = Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip()
+        scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+        return int(text.rstrip("KM")) * scale
+    except (OSError, ValueError):
+        return 1 << 20
+
+
+L2_BYTES = _l2_bytes()
+# regions over fewer elements keep the unblocked path (a chunk loop would only add overhead)
+MIN_ELEMENTS = 1 << 17
+_ALIGN = 512  # chunk lengths are multiples of this many elements
+
+
+def block_regions(graph, node_args: list, slot: dict, steps: list, ufuncs: list,
+                  last_use: dict, deads: list) -> list:
+    """``steps`` with each blockable run of consecutive elementwise steps replaced by one.
+
+    ``ufuncs[k]`` is the ufunc node ``k`` calls (None when it is not one); ``last_use`` maps a
+    slot to the index of the last step that reads it (infinity for outputs); ``deads[k]`` are
+    the slots step ``k`` drops."""
+    out, k, n = [], 0, len(steps)
+    while k < n:
+        shape = _blockable_shape(graph, graph.nodes[k], ufuncs[k])
+        end = k + 1
+        while (shape is not None and end < n
+               and _blockable_shape(graph, graph.nodes[end], ufuncs[end]) == shape
+               and all(_fits(graph, x, shape) for x in graph.nodes[end].inputs)):
+            end += 1
+        if shape is None or end - k < 2 or not all(
+                _fits(graph, x, shape) for x in graph.nodes[k].inputs):
+            out.append(steps[k])
+            k += 1
+            continue
+        out.append(_region(graph, range(k, end), node_args, slot, steps, ufuncs, last_use,
+                           deads, shape))
+        k = end
+    return out
+
+
+def _blockable_shape(graph, node, ufunc):
+    if ufunc is None or len(node.outputs) != 1:
+        return None
+    aval = graph.avals[node.outputs[0]]
+    if not aval.ndim or aval.weak or aval.size < MIN_ELEMENTS:
+        return None
+    return aval.shape
+
+
+def _fits(graph, x, shape) -> bool:
+    if type(x) is Literal:
+        return True
+    aval = graph.avals[x]
+    return aval.shape == shape or not aval.ndim
+
+
+class _Region:
+    """The compiled form of one region: instructions over a register file per chunk."""
+
+    __slots__ = ("steps", "large", "large_dtypes", "small", "outputs", "scratch", "code",
+                 "dead", "shape", "size", "chunk")
+
+
+def _region(graph, ks: range, node_args, slot, steps, ufuncs, last_use, deads,
+            shape) -> Callable:
+    r = _Region()
+    r.steps, r.shape = tuple(steps[k] for k in ks), shape
+    r.size = graph.avals[graph.nodes[ks[0]].outputs[0]].size
+    defined = {slot[graph.nodes[k].outputs[0]]: k for k in ks}
+    last = ks[-1]
+    # registers: large operands, small (0-d) operands, full outputs, scratch buffers
+    large: dict[int, int] = {}
+    small: dict[int, int] = {}
+    for k in ks:
+        for x, s in zip(graph.nodes[k].inputs, node_args[k]):
+            if s in defined:
+                continue
+            if type(x) is not Literal and graph.avals[x].ndim:
+                large.setdefault(s, len(large))
+            else:
+                small.setdefault(s, len(small))
+    r.large = tuple(large)
+    r.large_dtypes = tuple(graph.avals[_value_of(graph, ks, node_args, s)].dtype
+                           for s in r.large)
+    r.small = tuple(small)
+    outputs = [s for s in defined if last_use.get(s, -1) > last]
+    r.outputs = tuple((s, graph.avals[graph.nodes[defined[s]].outputs[0]].dtype)
+                      for s in outputs)
+    base_out = len(large) + len(small)
+    reg = {s: i for i, s in enumerate(r.large)}
+    reg.update({s: len(large) + i for i, s in enumerate(r.small)})
+    reg.update({s: base_out + i for i, s in enumerate(outputs)})
+    base_scratch = base_out + len(outputs)
+    # scratch buffers by liveness inside the region, reused when their dtype matches
+    local_last = {}
+    for k in ks:
+        for s in node_args[k]:
+            if s in defined and s not in reg:
+                local_last[s] = k
+    free: dict[np.dtype, list[int]] = {}
+    scratch: list = []
+    code = []
+    for k in ks:
+        s_out = slot[graph.nodes[k].outputs[0]]
+        ins = tuple(reg[s] for s in node_args[k])
+        for s in dict.fromkeys(node_args[k]):  # locals dying here free their buffers first
+            if s in defined and s not in outputs and local_last.get(s) == k:
+                free.setdefault(scratch[reg[s] - base_scratch], []).append(reg[s])
+        if s_out not in reg:
+            dtype = graph.avals[graph.nodes[k].outputs[0]].dtype
+            pool = free.get(dtype)
+            if pool:
+                reg[s_out] = pool.pop()
+            else:
+                reg[s_out] = base_scratch + len(scratch)
+                scratch.append(dtype)
+            if s_out not in local_last:  # nobody reads it: its buffer is free at once
+                free.setdefault(dtype, []).append(reg[s_out])
+        code.append((ufuncs[k], ins, reg[s_out]))
+    r.scratch, r.code = tuple(scratch), tuple(code)
+    # values that die in the region (its operands; its locals never reach the table)
+    r.dead = tuple(s for s in dict.fromkeys(s for k in ks for s in deads[k])
+                   if s not in defined)
+    per_element = sum(d.itemsize for d in r.large_dtypes) + sum(
+        d.itemsize for _, d in r.outputs) + sum(d.itemsize for d in scratch)
+    r.chunk = max(_ALIGN, L2_BYTES // max(per_element, 1) // _ALIGN * _ALIGN)
+    return _region_step(r)
+
+
+def _value_of(graph, ks, node_args, s):
+    for k in ks:
+        for x, a in zip(graph.nodes[k].inputs, node_args[k]):
+            if a == s:
+                return x
+    raise AssertionError(s)
+
+
+def _region_step(r: _Region) -> Callable:
+    steps, large, large_dtypes, small, shape = r.steps, r.large, r.large_dtypes, r.small, r.shape
+    outputs, scratch, code, dead, size, chunk = (r.outputs, r.scratch, r.code, r.dead, r.size,
+                                                 r.chunk)
+    ndarray = np.ndarray
+
+    def step(env):
+        arrays = [env[s] for s in large]
+        for a, dtype in zip(arrays, large_dtypes):
+            if (type(a) is not ndarray or not a.flags.c_contiguous or a.shape != shape
+                    or a.dtype != dtype):
+                for unblocked in steps:  # the general path
+                    unblocked(env)
+                return
+        flat = [a.reshape(-1) for a in arrays]
+        scalars = [env[s] for s in small]
+        fulls = [np.empty(size, dtype) for _, dtype in outputs]
+        buffers = [np.empty(chunk, dtype) for dtype in scratch]
+        for lo in range(0, size, chunk):
+            hi = min(lo + chunk, size)
+            regs = [a[lo:hi] for a in flat]
+            regs += scalars
+            regs += [o[lo:hi] for o in fulls]
+            regs += buffers if hi - lo == chunk else [b[:hi - lo] for b in buffers]
+            for ufunc, ins, dst in code:
+                ufunc(*[regs[i] for i in ins], out=regs[dst])
+        for (s, _), full in zip(outputs, fulls):
+            env[s] = full.reshape(shape)
+        for s in dead:
+            env[s] = None
+
+    return step
