@@ -14,8 +14,8 @@ this module names a NumPy attribute that some supported NumPy lacks, or compares
   2024.12 (NumPy 2.4 still does): ``numpy.fft.fftfreq(n, d, dtype=...)`` is NumPy's TypeError
   there, and the Array API namespace over NumPy adds the keyword (``array_api_function``);
 * NumPy 2.0 serves Array API revision 2022.12 (``cumulative_sum``, ``cumulative_prod`` and
-  ``astype`` of a NumPy scalar arrived with 2.1) and rounds integers (``floor``, ``ceil``,
-  ``trunc``) to floats, as its ``numpy.floor`` still does for NumPy code.
+  ``astype`` of a NumPy scalar arrived with 2.1); its ``floor``, ``ceil`` and ``trunc`` round
+  integers to floats (2.1 keeps them integers).
 
 Example:
     >>> import numpy as np
@@ -32,8 +32,7 @@ import warnings
 import numpy as np
 
 __all__ = ["NUMPY_VERSION", "FFTFREQ_TAKES_DTYPE", "present", "cross_of_2_vectors",
-           "provider_function", "array_api_function", "clip_bounds",
-           "UFUNCS_NOT_IMPLEMENTING"]
+           "provider_function", "array_api_function", "clip_bounds"]
 
 NUMPY_VERSION: tuple[int, int] = tuple(int(part) for part in np.__version__.split(".")[:2])
 FFTFREQ_TAKES_DTYPE: bool = "dtype" in inspect.signature(np.fft.fftfreq).parameters
@@ -64,29 +63,13 @@ def cross_of_2_vectors(stacklevel: int = 3) -> None:
     warnings.warn(message, DeprecationWarning, stacklevel=stacklevel)
 
 
-def _keep_integers(rounding):
-    """NumPy 2.0 rounds bool and integer input in floating point; the op keeps the dtype (as
-    NumPy 2.1 and the Array API do), and such values are already whole."""
-    def rounded(x):
-        x = np.asarray(x)
-        return x.copy() if x.dtype.kind in "biu" else rounding(x)
-    return rounded
-
-
-# NumPy 2.0 serves Array API revision 2022.12: it lacks the two scans of 2023.12, its
-# ``astype`` takes arrays only (op implementations also meet NumPy scalars), and its rounding
-# ufuncs turn integers into floats
+# NumPy 2.0 serves Array API revision 2022.12: it lacks the two scans of 2023.12, and its
+# ``astype`` takes arrays only (op implementations also meet NumPy scalars)
 _NUMPY_2_0 = {
-    "floor": _keep_integers(np.floor), "ceil": _keep_integers(np.ceil),
-    "trunc": _keep_integers(np.trunc),
     "cumulative_sum": lambda x, axis=None: np.cumsum(x, axis=axis),
     "cumulative_prod": lambda x, axis=None: np.cumprod(x, axis=axis),
     "astype": lambda x, dtype, /, *, copy=True: np.asarray(x).astype(dtype, copy=copy),
 }
-
-
-# ops whose same-named NumPy ufunc is not their implementation on this NumPy (see above)
-UFUNCS_NOT_IMPLEMENTING = frozenset(("floor", "ceil", "trunc") if NUMPY_VERSION < (2, 1) else ())
 
 
 def provider_function(xp, name: str):

@@ -366,9 +366,9 @@ floor_divide = _comparison("floor_divide", lambda xp, x, y: xp.floor_divide(x, y
 
 # --- rounding (zero derivative) -------------------------------------------------------------
 
-floor = _unary("floor", lambda xp, x: provider_function(xp, "floor")(x), abstract=same_unary)
-ceil = _unary("ceil", lambda xp, x: provider_function(xp, "ceil")(x), abstract=same_unary)
-trunc = _unary("trunc", lambda xp, x: provider_function(xp, "trunc")(x), abstract=same_unary)
+floor = _unary("floor", lambda xp, x: xp.floor(x), abstract=same_unary)
+ceil = _unary("ceil", lambda xp, x: xp.ceil(x), abstract=same_unary)
+trunc = _unary("trunc", lambda xp, x: xp.trunc(x), abstract=same_unary)
 def _round_abstract(x, *, decimals=0):
     if x.dtype.kind != "b":
         return x

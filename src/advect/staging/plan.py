@@ -17,7 +17,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._compat import UFUNCS_NOT_IMPLEMENTING
 from ..core import Op
 from .blocks import block_regions
 from .graph import Graph, Literal
@@ -29,7 +28,7 @@ _NEVER = float("inf")
 
 def donation_ufunc(op: Op, n_inputs: int, attrs: dict):
     """The NumPy ufunc an elementwise op's NumPy implementation calls, if it takes ``out=``."""
-    if not op.elementwise or attrs or op.multiple_results or op.name in UFUNCS_NOT_IMPLEMENTING:
+    if not op.elementwise or attrs or op.multiple_results:
         return None
     ufunc = getattr(np, op.name, None)
     if isinstance(ufunc, np.ufunc) and ufunc.nin == n_inputs and ufunc.nout == 1:
