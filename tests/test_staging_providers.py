@@ -241,7 +241,7 @@ _GOOD = ({"w": np.zeros((2, 3))}, (np.zeros(3), 1.5), {"mode": 1})
     (0, {"w": np.zeros((3, 2))}, ValueError, ["argument[0]['w']", "float64[2,3]", "(3, 2)"]),
     (0, {"w": np.zeros((2, 3), np.float32)}, ValueError,
      ["argument[0]['w']", "float64[2,3]", "float32"]),
-    (1, (np.zeros(3), 2), ValueError, ["argument[1][1]", "Python float", "Python int"]),
+    (1, (np.zeros(3), True), ValueError, ["argument[1][1]", "Python float", "Python bool"]),
     (1, (np.zeros(3), np.float64(1.5)), ValueError, ["argument[1][1]", "Python float"]),
     (1, [np.zeros(3), 1.5], TypeError, ["argument[1]", "tuple of length 2", "list of length 2"]),
     (0, {"v": np.zeros((2, 3))}, TypeError, ["argument[0]", "keys ['w']", "keys ['v']"]),
