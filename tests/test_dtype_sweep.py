@@ -182,7 +182,9 @@ def _check_op(case, dtype):
 
 
 def test_every_op_has_a_sweep_row():
-    assert set(ops.REGISTRY) - {c.op.name for c in OP_CASES} == UNSWEPT
+    # custom primitives that other tests and docstrings register are not Advect's ops
+    builtin = {name for name, op in ops.REGISTRY.items() if getattr(op, "handle", None) is None}
+    assert builtin - {c.op.name for c in OP_CASES} == UNSWEPT
 
 
 @pytest.mark.parametrize("i", range(len(OP_CASES)), ids=lambda i: OP_CASES[i].name)
