@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import advect as ad
+from advect._compat import NUMPY_VERSION
 from advect.testing import check_grads
 
 LA = np.linalg
@@ -271,8 +272,9 @@ def test_eig_of_real_matrices_is_real_exactly_when_numpy_is():
         assert got.eigenvalues.dtype == want.eigenvalues.dtype
         assert got.eigenvectors.dtype == want.eigenvectors.dtype
         assert _traced(LA.eigvals, (m,)).dtype == np.linalg.eigvals(m).dtype
-    with pytest.raises(ad.TracingError, match="astype"):
-        ad.stage(LA.eigvals, spd(3, 3))
+    if NUMPY_VERSION < (2, 5):  # from NumPy 2.5 on the dtype is always complex: it stages
+        with pytest.raises(ad.TracingError, match="astype"):
+            ad.stage(LA.eigvals, spd(3, 3))
     z = spd(3, 3).astype(complex)
     np.testing.assert_allclose(np.sort(ad.stage(LA.eigvals, z)(z)), np.sort(LA.eigvals(z)))
 

@@ -8,6 +8,8 @@ this module names a NumPy attribute that some supported NumPy lacks, or compares
 * the ``numpy.matvec`` and ``numpy.vecmat`` ufuncs arrived in 2.2;
 * ``numpy.row_stack`` (an alias of ``vstack``, deprecated in 2.0) was removed in 2.5;
 * ``numpy.cross`` of 2-element vectors is deprecated from 2.0 and an error from 2.5;
+* ``numpy.linalg.eig`` and ``eigvals`` return complex arrays for every matrix from 2.5 on
+  (before, real ones for a real matrix whose eigenvalues are all real);
 * ``numpy.trim_zeros`` checks its ``trim`` letters (and gained ``axis=``) in 2.2;
 * ``numpy.clip`` gained ``min=``/``max=`` and open bounds on both sides in 2.1;
 * ``numpy.fft.fftfreq`` and ``rfftfreq`` lack the ``dtype=`` keyword of Array API revision
@@ -31,10 +33,12 @@ import warnings
 
 import numpy as np
 
-__all__ = ["NUMPY_VERSION", "FFTFREQ_TAKES_DTYPE", "present", "cross_of_2_vectors",
+__all__ = ["NUMPY_VERSION", "EIG_ALWAYS_COMPLEX", "FFTFREQ_TAKES_DTYPE", "present",
+           "cross_of_2_vectors",
            "provider_function", "array_api_function", "clip_bounds"]
 
 NUMPY_VERSION: tuple[int, int] = tuple(int(part) for part in np.__version__.split(".")[:2])
+EIG_ALWAYS_COMPLEX: bool = NUMPY_VERSION >= (2, 5)
 FFTFREQ_TAKES_DTYPE: bool = "dtype" in inspect.signature(np.fft.fftfreq).parameters
 
 

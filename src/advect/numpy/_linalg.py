@@ -25,6 +25,7 @@ import numpy as np
 from numpy.linalg import _linalg as _numpy_linalg
 
 from .. import ops
+from .._compat import EIG_ALWAYS_COMPLEX
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError, bounded
@@ -410,8 +411,9 @@ def _eigvalsh(a, UPLO="L"):  # noqa: N803
 def _real_when_numpy_is(a, w, what):
     """For a real matrix NumPy returns real eigenvalues (and vectors) exactly when every
     eigenvalue is real: a dtype that depends on the data, so it is read in dynamic transforms
-    and cannot be staged (stage ``a.astype(complex)``, whose results are always complex)."""
-    if aval_of(a).dtype.kind == "c":
+    and cannot be staged (stage ``a.astype(complex)``, whose results are always complex).
+    From NumPy 2.5 on, eig and eigvals are complex for every matrix."""
+    if EIG_ALWAYS_COMPLEX or aval_of(a).dtype.kind == "c":
         return False
     values = concrete(w, f"numpy.linalg.{what} of a real matrix (NumPy's result dtype depends "
                          "on whether every eigenvalue is real; pass a.astype(complex) to stage "
