@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from op_cases import CASES
 
 from advect.dtypes import aval_of
 from advect.testing import check_grads
+from op_cases import CASES
 
 
 def _split(case):
