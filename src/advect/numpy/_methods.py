@@ -545,4 +545,4 @@ class ArrayTracer(Tracer):
                         "use .astype() or .reshape()")
 
     # defined only to explain the alternative: advect.support_catalog lists them as unsupported
-    view.refuses = resize.refuses = True
+    view.refuses = resize.refuses = setflags.refuses = True
