@@ -101,6 +101,10 @@ def _axes(v, avals, attrs):
     return _axes_within(v, _rank(avals))
 
 
+def _fft_axes(v, avals, attrs):  # NumPy transforms nothing (and keeps the dtype) for ()
+    return "must name at least one axis" if v == () else _axes(v, avals, attrs)
+
+
 def _new_axes(v, avals, attrs):  # expand_dims: positions in the result
     return _axes_within(v, _rank(avals) + (len(v) if type(v) is tuple else 0))
 
@@ -229,9 +233,9 @@ _TABLE: dict[str, dict] = {
     "iota_like": {"shape": _shape, "axis": _int64},
     "dot_general": {"contract": _pairs, "batch": _pairs},
     "einsum": {"subscripts": _subscripts},
-    "fft": {"axes": _axes, "inverse": _BOOL, "norm": _one_of(*_NORMS)},
-    "rfft": {"axes": _axes, "norm": _one_of(*_NORMS)},
-    "irfft": {"axes": _axes, "s": _sizes, "norm": _one_of(*_NORMS)},
+    "fft": {"axes": _fft_axes, "inverse": _BOOL, "norm": _one_of(*_NORMS)},
+    "rfft": {"axes": _fft_axes, "norm": _one_of(*_NORMS)},
+    "irfft": {"axes": _fft_axes, "s": _sizes, "norm": _one_of(*_NORMS)},
     "eigh": {"lower": _BOOL},
     "eigvalsh": {"lower": _BOOL},
     "triangular_solve": {"lower": _BOOL},
