@@ -3,7 +3,12 @@
 Run: ``python benchmarks/run.py [--rounds N]``. Prints, per workload, the median over rounds of
 the ratio (Advect time / hand-written time), interleaving the candidates round by round so that
 machine noise hits all of them alike, plus peak memory (tracemalloc) where the workload asks.
-Columns for autograd and JAX appear when those are installed.
+Columns for HIPS autograd, JAX and PyTorch appear when those are installed.
+
+Then the RK4 loop (100 steps, 2-element state: the small-array path), each gradient against the
+plain NumPy forward, and the compile scaling table: staging and deriving the RK4 loop at 25, 50,
+100 and 200 steps, in microseconds per node, with the growth exponent of a log-log fit of time
+against steps (1.0 is linear).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from workloads import WORKLOADS  # noqa: E402
+from workloads import RK4_PARAMS, WORKLOADS, make_rk4  # noqa: E402
 
 import advect as ad  # noqa: E402
 
@@ -71,12 +76,23 @@ def _candidates(w):
     staged = _staged(w)
     if staged is not None:
         out.update(staged)
+    reference = w.manual(*w.params)[0]
+    out.update(_peers(w.make_loss, w.params, w.argnums, reference))
+    return out
+
+
+def _peers(make_loss, params, argnums, reference, jit: bool = True) -> dict:
+    """HIPS autograd, JAX (eager, and jit unless ``jit=False``) and PyTorch (eager)
+    value-and-gradient callables, for the peers installed whose value matches ``reference`` (a
+    peer that cannot run the workload as written is left out)."""
+    out = {}
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
     try:
         from autograd import numpy as anp
         from autograd import value_and_grad as ag_value_and_grad
 
-        ag = ag_value_and_grad(w.make_loss(anp), w.argnums)
-        out["autograd"] = lambda: ag(*w.params)
+        ag = ag_value_and_grad(make_loss(anp), argnums)
+        out["autograd"] = lambda: ag(*params)
     except ImportError:
         pass
     try:
@@ -84,13 +100,50 @@ def _candidates(w):
         import jax.numpy as jnp
 
         jax.config.update("jax_enable_x64", True)
-        jvg = jax.value_and_grad(w.make_loss(jnp), w.argnums)
+        jvg = jax.value_and_grad(make_loss(jnp), argnums)
         jitted = jax.jit(jvg)
-        out["jax"] = lambda: jax.block_until_ready(jvg(*w.params))
-        out["jax jit"] = lambda: jax.block_until_ready(jitted(*w.params))
+        out["jax"] = lambda: jax.block_until_ready(jvg(*params))
+        if jit:
+            out["jax jit"] = lambda: jax.block_until_ready(jitted(*params))
     except ImportError:
         pass
+    try:
+        import torch
+
+        loss = make_loss(_TorchNumPy(torch))
+
+        def torch_value_and_grad():
+            ts = [torch.from_numpy(p) for p in params]
+            for i in nums:
+                ts[i].requires_grad_()
+            value = loss(*ts)
+            grads = torch.autograd.grad(value, [ts[i] for i in nums])
+            return value.detach().numpy(), [g.numpy() for g in grads]
+
+        out["torch"] = torch_value_and_grad
+    except ImportError:
+        pass
+    for name in list(out):
+        try:
+            value = out[name]()[0]
+            np.testing.assert_allclose(np.asarray(value), reference, rtol=1e-8)
+        except Exception:  # noqa: BLE001 - this peer cannot run the workload as written
+            del out[name]
     return out
+
+
+class _TorchNumPy:
+    """The few NumPy spellings the workloads use, on PyTorch."""
+
+    def __init__(self, torch):
+        self._torch = torch
+
+    def __getattr__(self, name):
+        return getattr(self._torch, name)
+
+    def logaddexp(self, a, b):
+        torch = self._torch
+        return torch.logaddexp(torch.as_tensor(a, dtype=b.dtype), b)
 
 
 def _staged(w):
@@ -127,11 +180,17 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", default=None, help="substring of a workload name")
+    parser.add_argument("--compile-rounds", type=int, default=1,
+                        help="best of this many runs in the compile scaling table")
+    parser.add_argument("--no-scaling", action="store_true", help="skip the scaling table")
+    parser.add_argument("--jax-compile", action="store_true",
+                        help="also jax.jit the RK4 loop (XLA compiles an unrolled loop slowly: "
+                             "minutes on a small machine)")
     parser.add_argument("--default-malloc", action="store_true",
                         help="keep glibc's dynamic allocation thresholds")
     args = parser.parse_args()
     print("allocator:", "glibc defaults" if args.default_malloc else
-          " ".join(f"{k}={v}" for k, v in _MALLOC.items()))
+          " ".join(f"{k}={v}" for k, v in _MALLOC.items()), flush=True)
     rows = []
     for w in WORKLOADS:
         if args.only and args.only not in w.name:
@@ -157,6 +216,79 @@ def main():
                     cands["plain fwd"])
         rows.append((w, statistics.median(base), ratios, mem))
         print(_format_row(rows[-1]), flush=True)
+    if not args.only or args.only in "rk4":
+        print(_rk4_row(args.rounds, args.jax_compile), flush=True)
+    if not args.no_scaling and (not args.only or args.only in "scaling"):
+        _scaling(args.compile_rounds, args.jax_compile)
+
+
+def _rk4_row(rounds: int, jit: bool) -> str:
+    """Every gradient of the RK4 loop against its plain NumPy forward (no hand-written
+    gradient: the forward is the floor)."""
+    loss, params, argnums = make_rk4(np), RK4_PARAMS, (0, 1)
+    dynamic = ad.value_and_grad(loss, argnums)
+    staged = ad.value_and_grad(ad.stage(loss, *params), argnums)
+    reference = loss(*params)
+    cands = {"plain fwd": lambda: loss(*params), "advect": lambda: dynamic(*params),
+             "staged grad": lambda: staged(*params)}
+    cands.update(_peers(make_rk4, params, argnums, reference, jit))
+    for fn in (dynamic, staged):
+        np.testing.assert_allclose(fn(*params)[0], reference, rtol=1e-12)
+    times = {name: [] for name in cands}
+    for _ in range(rounds):
+        for name, fn in cands.items():
+            times[name].append(_timeit(fn))
+    base = times["plain fwd"]
+    parts = [f"{'RK4 100 steps, value_and_grad':32s} "
+             f"plain fwd {statistics.median(base) * 1e6:10.1f} us"]
+    parts += [f"{name} {statistics.median(t / b for t, b in zip(ts, base)):6.1f}x"
+              for name, ts in times.items() if name != "plain fwd"]
+    return " | ".join(parts)
+
+
+def _scaling(rounds: int, with_jax: bool, steps=(25, 50, 100, 200)) -> None:
+    """Staging and staged derivation of the RK4 loop: nodes, us per node, growth exponent."""
+    jax = None
+    if with_jax:
+        try:
+            import jax
+            import jax.numpy as jnp
+
+            jax.config.update("jax_enable_x64", True)
+        except ImportError:
+            pass
+    print("compile scaling, RK4 loop (best of", rounds, "):")
+    print(f"{'steps':>6} {'stage nodes':>11} {'stage us/node':>13} {'grad nodes':>10} "
+          f"{'grad us/node':>12} {'stage s':>8} {'grad s':>8}" + (" jax jit grad s" if jax else ""))
+    seconds = {"stage": [], "grad": [], "jax": []}
+    for n in steps:
+        loss = make_rk4(np, n)
+        t_stage = t_grad = t_jax = float("inf")
+        for _ in range(rounds):
+            start = time.perf_counter()
+            program = ad.stage(loss, *RK4_PARAMS)
+            mid = time.perf_counter()
+            gradient = ad.grad(program, argnums=(0, 1))
+            end = time.perf_counter()
+            t_stage, t_grad = min(t_stage, mid - start), min(t_grad, end - mid)
+            if jax is not None:
+                start = time.perf_counter()
+                jax.jit(jax.grad(make_rk4(jnp, n), (0, 1))).lower(*RK4_PARAMS).compile()
+                t_jax = min(t_jax, time.perf_counter() - start)
+        n_stage, n_grad = len(program.graph.nodes), len(gradient.graph.nodes)
+        seconds["stage"].append(t_stage)
+        seconds["grad"].append(t_grad)
+        seconds["jax"].append(t_jax)
+        print(f"{n:6d} {n_stage:11d} {t_stage / n_stage * 1e6:13.1f} {n_grad:10d} "
+              f"{t_grad / n_grad * 1e6:12.1f} {t_stage:8.3f} {t_grad:8.3f}"
+              + (f" {t_jax:14.3f}" if jax else ""), flush=True)
+    fits = [f"{name} {_exponent(steps, ts):.2f}" for name, ts in seconds.items()
+            if name != "jax" or jax is not None]
+    print("growth exponent (log-log fit of seconds against steps):", ", ".join(fits))
+
+
+def _exponent(xs, ys) -> float:
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
 def _format_row(row):

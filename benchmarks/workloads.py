@@ -122,3 +122,24 @@ def _logistic():
 
 
 WORKLOADS = [_sin_sq(), _elementwise(), _mlp(), _diffusion(), _logistic()]
+
+
+def make_rk4(xnp, steps: int = 100):
+    """RK4 for a pendulum, ``steps`` steps, 2-element state: many tiny ops (the small-array
+    path). ``loss(y0, k)`` is the squared norm of the final state."""
+    def f(y, k):
+        return xnp.stack([y[1], -k * xnp.sin(y[0])])
+
+    def loss(y0, k):
+        y, h = y0, 0.01
+        for _ in range(steps):
+            k1 = f(y, k)
+            k2 = f(y + h / 2 * k1, k)
+            k3 = f(y + h / 2 * k2, k)
+            k4 = f(y + h * k3, k)
+            y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return xnp.sum(y ** 2)
+    return loss
+
+
+RK4_PARAMS = (np.array([1.0, 0.0]), np.array(2.0))
