@@ -498,7 +498,8 @@ def _real_if_close(a, tol=100):
 
 @implements(np.fix)
 def _fix(x, out=None):
-    return ops.trunc(operand(x))
+    from ._ufuncs import UFUNCS  # the running NumPy's dtype for integer input, as np.trunc's
+    return UFUNCS[np.trunc](operand(x))
 
 
 # --- numpy.emath: complex results where the real function is undefined -----------------------

@@ -75,6 +75,25 @@ def _vecmat(x1, x2):
     return ops.squeeze(row, axes=(aval_of(row).ndim - 2,))
 
 
+def _rounding(ufunc, op):
+    """``op`` with integer and bool operands first cast to the dtype the running NumPy's
+    ``ufunc`` gives them: NumPy 2.0 rounds integers to floats (float16 for int8), later
+    releases keep the integer dtype, which the op itself does (as the Array API says)."""
+    targets: dict = {}
+
+    def rounded(x):
+        dtype = aval_of(x).dtype
+        if dtype.kind in "biu":
+            target = targets.get(dtype)
+            if target is None:
+                target = targets[dtype] = ufunc(np.zeros((), dtype)).dtype
+            if target != dtype:
+                x = ops.astype(x, dtype=target.name)
+        return op(x)
+    rounded.__name__ = ufunc.__name__
+    return rounded
+
+
 UFUNCS = {
     # arithmetic
     np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
@@ -101,7 +120,8 @@ UFUNCS = {
     np.ldexp: ops.ldexp, np.frexp: ops.frexp, np.modf: ops.modf, np.nextafter: ops.nextafter,
     np.spacing: ops.spacing,
     # rounding (zero derivative)
-    np.floor: ops.floor, np.ceil: ops.ceil, np.trunc: ops.trunc, np.rint: ops.rint,
+    np.floor: _rounding(np.floor, ops.floor), np.ceil: _rounding(np.ceil, ops.ceil),
+    np.trunc: _rounding(np.trunc, ops.trunc), np.rint: ops.rint,
     # comparisons, logic and classification (nondifferentiable)
     np.equal: ops.equal, np.not_equal: ops.not_equal, np.less: ops.less,
     np.less_equal: ops.less_equal, np.greater: ops.greater, np.greater_equal: ops.greater_equal,

@@ -366,9 +366,19 @@ floor_divide = _comparison("floor_divide", lambda xp, x, y: xp.floor_divide(x, y
 
 # --- rounding (zero derivative) -------------------------------------------------------------
 
-floor = _unary("floor", lambda xp, x: xp.floor(x), abstract=same_unary)
-ceil = _unary("ceil", lambda xp, x: xp.ceil(x), abstract=same_unary)
-trunc = _unary("trunc", lambda xp, x: xp.trunc(x), abstract=same_unary)
+def _integers_kept(name):
+    """An integer-valued rounding: integer and bool input comes back as it is (the Array API's
+    rule, and NumPy's from 2.1; NumPy 2.0 rounds them to floats, which its frontend casts for)."""
+    def impl(xp, x):
+        if aval_of(x).dtype.kind in "biu":
+            return xp.asarray(x, copy=True)
+        return getattr(xp, name)(x)
+    return _unary(name, impl, abstract=same_unary)
+
+
+floor = _integers_kept("floor")
+ceil = _integers_kept("ceil")
+trunc = _integers_kept("trunc")
 def _round_abstract(x, *, decimals=0):
     if x.dtype.kind != "b":
         return x

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..core import Op
-from .blocks import block_regions
+from .blocks import block_regions, region_order
 from .graph import Graph, Literal
 
 __all__ = ["Plan"]
@@ -26,9 +26,15 @@ __all__ = ["Plan"]
 _NEVER = float("inf")
 
 
+# ops whose NumPy ufunc (on this NumPy) differs from the op for integer input: NumPy 2.0's
+# floor, ceil and trunc round integers to floats, the ops keep them
+_NOT_THEIR_UFUNC = frozenset(name for name in ("floor", "ceil", "trunc")
+                             if getattr(np, name)(np.zeros(1, np.int64)).dtype.kind != "i")
+
+
 def donation_ufunc(op: Op, n_inputs: int, attrs: dict):
     """The NumPy ufunc an elementwise op's NumPy implementation calls, if it takes ``out=``."""
-    if not op.elementwise or attrs or op.multiple_results:
+    if not op.elementwise or attrs or op.multiple_results or op.name in _NOT_THEIR_UFUNC:
         return None
     ufunc = getattr(np, op.name, None)
     if isinstance(ufunc, np.ufunc) and ufunc.nin == n_inputs and ufunc.nout == 1:
@@ -54,6 +60,12 @@ def _allocates(op: Op) -> bool:
     return op.name in _ALLOCATING or (op.elementwise and op.name not in _MAY_ALIAS)
 
 
+def _ufuncs(graph: Graph) -> list:
+    """Per node, the NumPy ufunc it calls directly (None for custom primitives and others)."""
+    return [donation_ufunc(n.op, len(n.inputs), n.attrs) if getattr(n.op, "handle", None)
+            is None else None for n in graph.nodes]
+
+
 class Plan:
     """``run(inputs) -> outputs`` for one graph on one provider namespace ``xp``."""
 
@@ -64,7 +76,12 @@ class Plan:
         # device: where a non-NumPy provider's constants go (None: its default device);
         # blocked=False: no cache-blocked regions (every step over whole arrays)
         self.xp = xp
-        self.blocked = blocked
+        self.blocked = blocked = blocked and xp is np
+        if blocked:  # longer elementwise regions: nodes outside them may move after them
+            order = region_order(graph, _ufuncs(graph))
+            if order is not None:
+                graph = graph.copy(nodes=False)
+                graph.nodes = order
         slot: dict[int, int] = {v: i for i, v in enumerate(graph.inputs)}
         self.n_inputs = len(graph.inputs)
         template: list = [None] * self.n_inputs
@@ -123,10 +140,9 @@ class Plan:
             steps.append(_step(node, self.xp, args, outs, dead, donor,
                                [graph.avals[v] for v in node.outputs]))
             deads.append(dead)
-        if self.xp is np and self.blocked:  # elementwise regions over large arrays, in chunks
-            ufuncs = [donation_ufunc(n.op, len(a), n.attrs) if getattr(n.op, "handle", None)
-                      is None else None for n, a in zip(graph.nodes, node_args)]
-            steps = block_regions(graph, node_args, slot, steps, ufuncs, last_use, deads)
+        if self.blocked:  # elementwise regions over large arrays, in chunks
+            steps = block_regions(graph, node_args, slot, steps, _ufuncs(graph), last_use,
+                                  deads)
         return tuple(steps), donations
 
     def _aliases(self, graph, node_args, slot):
