@@ -109,3 +109,16 @@ def test_donation_into_region_results_stays_correct(small_chunks):
     got, a = program(x, y)
     want_a = np.exp(x) * y + 1.0
     assert np.array_equal(a, want_a) and np.array_equal(got, np.sin(want_a) + want_a[::-1])
+
+
+def test_reductions_move_after_a_region_only_when_nothing_in_it_needs_them(small_chunks):
+    x = np.random.default_rng(4).uniform(-2, 2, 3001)
+    _, blocked, _ = _check(ad.value_and_grad(ad.stage(_w2, x)), x)
+    assert _regions(blocked) == 1 and len(blocked.steps) == 2  # the chains, then the sum
+
+    def normalized(x):
+        y = np.exp(x) * 2.0
+        total = np.sum(y)                # the next op needs it: it stays in place
+        return (y / total + x) * 3.0, np.max(y)
+    _, blocked, _ = _check(normalized, x)
+    assert _regions(blocked) == 2

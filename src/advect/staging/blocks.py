@@ -22,7 +22,7 @@ import numpy as np
 
 from .graph import Literal
 
-__all__ = ["L2_BYTES", "MIN_ELEMENTS", "block_regions"]
+__all__ = ["L2_BYTES", "MIN_ELEMENTS", "block_regions", "region_order"]
 
 
 def _l2_bytes() -> int:
@@ -77,6 +77,39 @@ def block_regions(graph, node_args: list, slot: dict, steps: list, ufuncs: list,
                            deads, shape))
         k = end
     return out
+
+
+_MAX_DEFERRED = 8  # other nodes a region may step over (each keeps its operands alive longer)
+
+
+def region_order(graph, ufuncs: list) -> list | None:
+    """The nodes in an order that makes elementwise regions longer, or None for no change.
+
+    A node outside regions (a reduction, say) that sits between two blockable nodes of one
+    shape moves after the region when no blockable node depends on it, so that a staged
+    ``value_and_grad`` runs its forward and backward chains as one region. The order stays a
+    valid execution order; at most ``_MAX_DEFERRED`` nodes wait at a time."""
+    order, deferred, waiting = [], [], set()
+    shape, moved = None, False
+    for node, ufunc in zip(graph.nodes, ufuncs):
+        node_shape = _blockable_shape(graph, node, ufunc)
+        fits = node_shape is not None and all(_fits(graph, x, node_shape) for x in node.inputs)
+        depends = any(type(x) is not Literal and x in waiting for x in node.inputs)
+        if fits and node_shape == shape and not depends:
+            order.append(node)
+            moved = moved or bool(deferred)
+            continue
+        if (shape is not None and not fits and not depends and len(deferred) < _MAX_DEFERRED
+                and not node.op.multiple_results):
+            deferred.append(node)
+            waiting.update(node.outputs)
+            continue
+        order += deferred
+        deferred, waiting = [], set()
+        order.append(node)
+        shape = node_shape if fits else None
+    order += deferred
+    return order if moved else None
 
 
 def _blockable_shape(graph, node, ufunc):
