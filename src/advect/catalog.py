@@ -62,7 +62,8 @@ class Row:
 def _translation_differentiable(found) -> bool:
     if isinstance(found, Op):
         return not found.nondiff and found.jvp is not None
-    return found is not None  # a composite of ops: differentiable through them
+    # a composite of ops: differentiable through them, unless it says it is not
+    return found is not None and not getattr(found, "nondiff", False)
 
 
 def _has_float_loop(ufunc) -> bool:

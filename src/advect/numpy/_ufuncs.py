@@ -91,6 +91,7 @@ def _rounding(ufunc, op):
                 x = ops.astype(x, dtype=target.name)
         return op(x)
     rounded.__name__ = ufunc.__name__
+    rounded.nondiff = op.nondiff  # a zero derivative, as the op's (the support catalog reads it)
     return rounded
 
 
