@@ -338,10 +338,11 @@ def fuzz(iterations: int, seed: int) -> collections.Counter:
     if not _hooked:
         sys.addaudithook(_audit)
         _hooked = True
-    try:  # Advect's own lazy import (the special functions' dtype rules) happens before watching
-        import scipy.special  # noqa: F401
-    except ImportError:
-        pass
+    # Advect's own lazy imports (SciPy, for the special functions' dtype rules and the matrix
+    # functions) are looked for once, before watching; without SciPy they are not retried
+    from advect.ops import matrix_functions, special
+    special._scipy_special_module()
+    matrix_functions._scipy_linalg_module()
     corpus = _corpus()
     names = sorted(corpus)
     rng = np.random.default_rng(seed)

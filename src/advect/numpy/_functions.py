@@ -73,7 +73,7 @@ def array_function(func, types, args, kwargs, like=None):
             "advect.support_catalog() for what is, or write it with supported functions")
     if func in TAKES_LIKE:
         kwargs = {**kwargs, "like": like}
-    position = out_position(func)
+    position = out_position(func, impl)
     if position is not None:  # NumPy gives it out=: the result is written there (see _out.py)
         return call_with_out(func, impl, position, args, kwargs)
     return impl(*args, **kwargs)

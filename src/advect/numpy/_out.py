@@ -13,6 +13,7 @@ integer does.
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 
@@ -34,27 +35,51 @@ _UNSAFE = {"sum", "prod", "max", "min", "amax", "amin", "mean", "var", "cumsum",
 _INEXACT = {"nanmean", "nanvar", "nanstd"}  # NumPy: "If a is inexact, then out must be inexact"
 _EQUIV = {"dot", "multi_dot"}  # NumPy: "output array is not acceptable" unless the dtype matches
 _SAFE = {"argmax", "argmin", "nanargmax", "nanargmin"}
-# NumPy's take and compress need the destination's dtype to cast safely to the result's
+# NumPy's take and compress decide by release (the destination's dtype casting safely to the
+# result's before 2.5, any destination from then): the running NumPy is asked
 _BACK_SAFE = {"take", "compress"}
+_PROBES = {"numpy.take(out=...)": lambda a, out: np.take(a, [0], out=out),
+           "numpy.compress(out=...)": lambda a, out: np.compress([True], a, out=out)}
+_taken: dict = {}
+
+
+def _numpy_takes(what: str, source, target) -> bool:
+    """Whether the running NumPy writes a ``source`` result of take/compress into a ``target``
+    destination (asked once per pair, on one-element arrays)."""
+    key = (what, source, target)
+    if key not in _taken:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _PROBES[what](np.zeros(1, source), np.zeros(1, target))
+            _taken[key] = True
+        except (TypeError, ValueError):
+            _taken[key] = False
+    return _taken[key]
 _TAKES_CASTING = {"concatenate": "same_kind", "stack": "same_kind", "einsum": "safe"}
 
 _KEYWORD = -1
 _positions: dict = {}
 
 
-def out_position(func):
+def out_position(func, impl=None):
     """Where ``func`` takes ``out``: its positional index, ``-1`` for keyword-only, ``None`` for
-    no ``out`` (or a translation that writes it itself). Read once per function."""
+    no ``out`` (or a translation that writes it itself). Read once per function, from NumPy's
+    signature, or from the translation ``impl`` (which mirrors it) where a NumPy release gives
+    its C functions none (``np.dot`` and ``np.concatenate`` on NumPy 2.0)."""
     try:
         return _positions[func]
     except KeyError:
         pass
     position = None
     if func not in HANDLES_OUT:
-        try:
-            params = list(inspect.signature(func).parameters.values())
-        except (TypeError, ValueError):
-            params = []
+        params = []
+        for source in (func, impl):
+            try:
+                params = list(inspect.signature(source).parameters.values())
+                break
+            except (TypeError, ValueError):
+                continue
         for i, p in enumerate(params):
             if p.name == "out":
                 position = i if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD else _KEYWORD
@@ -115,7 +140,7 @@ def write_result(out, result, casting: str, what: str):
             raise ValueError(f"{what}: output array is not acceptable (it must have the "
                              f"result's dtype {source}, got {target})")
         if casting == "back_safe":
-            if not np.can_cast(target, source, "safe"):
+            if not _numpy_takes(what, source, target):
                 raise TypeError(f"{what}: cannot cast array data from {target} to {source} "
                                 "according to the rule 'safe'")
         elif casting == "inexact":

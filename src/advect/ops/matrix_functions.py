@@ -11,6 +11,8 @@ with ``F = L^{-1} P da U^{-1}``. SciPy is imported on first use only.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import ops
@@ -21,13 +23,21 @@ from .linalg import _mask_dtype, _pattern, _right_solve_upper, matrix_transpose
 from .linalg import _matrix_aval as _numpy_matrix_aval
 
 
-def _scipy_linalg(name: str):
+@functools.cache
+def _scipy_linalg_module():
     try:
         import scipy.linalg
     except ImportError:
+        return None  # looked for once, not on every call
+    return scipy.linalg
+
+
+def _scipy_linalg(name: str):
+    module = _scipy_linalg_module()
+    if module is None:
         raise ImportError(f"the matrix function {name!r} needs SciPy; install it with "
-                          "`pip install scipy`") from None
-    return getattr(scipy.linalg, name)
+                          "`pip install scipy`")
+    return getattr(module, name)
 
 
 def _numpy_only(name, xp):

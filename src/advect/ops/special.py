@@ -8,6 +8,7 @@ has a float32 loop).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -49,14 +50,24 @@ _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 _SQRT_TWO_PI = math.sqrt(2.0 * math.pi)
 
 
-def scipy_special(name: str):
-    """``scipy.special.<name>``, importing SciPy on first use with a clear error without it."""
+@functools.cache
+def _scipy_special_module():
+    """scipy.special, or None without SciPy (looked for once: a failed import is not retried on
+    every abstract evaluation)."""
     try:
         import scipy.special
     except ImportError:
+        return None
+    return scipy.special
+
+
+def scipy_special(name: str):
+    """``scipy.special.<name>``, importing SciPy on first use with a clear error without it."""
+    module = _scipy_special_module()
+    if module is None:
         raise ImportError(f"the special function {name!r} needs SciPy; install it with "
-                          "`pip install scipy`") from None
-    return getattr(scipy.special, name)
+                          "`pip install scipy`")
+    return getattr(module, name)
 
 
 def _impl(name):

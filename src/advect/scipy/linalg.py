@@ -394,7 +394,7 @@ def lstsq(a: Any, b: Any, cond: float | None = None, overwrite_a: bool = False,
         >>> import numpy as np, advect as ad
         >>> a, b = np.array([[1.0], [1.0]]), np.array([1.0, 3.0])
         >>> x, residues, rank, s = lstsq(a, b)
-        >>> x.round(12).tolist(), round(float(residues), 12), rank
+        >>> x.round(12).tolist(), round(float(residues), 12), int(rank)
         ([2.0], 2.0, 1)
         >>> ad.grad(lambda b: lstsq(a, b)[0][0])(b).round(12).tolist()
         [0.5, 0.5]
