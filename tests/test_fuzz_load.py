@@ -340,9 +340,9 @@ def fuzz(iterations: int, seed: int) -> collections.Counter:
         _hooked = True
     # Advect's own lazy imports (SciPy, for the special functions' dtype rules and the matrix
     # functions) are looked for once, before watching; without SciPy they are not retried
-    from advect.ops import matrix_functions, special
-    special._scipy_special_module()
-    matrix_functions._scipy_linalg_module()
+    from advect.ops.special import scipy_module
+    scipy_module("special")
+    scipy_module("linalg")
     corpus = _corpus()
     names = sorted(corpus)
     rng = np.random.default_rng(seed)

@@ -11,8 +11,6 @@ with ``F = L^{-1} P da U^{-1}``. SciPy is imported on first use only.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .. import ops
@@ -21,23 +19,11 @@ from ..dtypes import Aval, aval_of
 from ._rules import broadcast_shapes, fit, unbroadcast
 from .linalg import _mask_dtype, _pattern, _right_solve_upper, matrix_transpose
 from .linalg import _matrix_aval as _numpy_matrix_aval
-
-
-@functools.cache
-def _scipy_linalg_module():
-    try:
-        import scipy.linalg
-    except ImportError:
-        return None  # looked for once, not on every call
-    return scipy.linalg
+from .special import scipy_function
 
 
 def _scipy_linalg(name: str):
-    module = _scipy_linalg_module()
-    if module is None:
-        raise ImportError(f"the matrix function {name!r} needs SciPy; install it with "
-                          "`pip install scipy`")
-    return getattr(module, name)
+    return scipy_function("linalg", name, "matrix function")
 
 
 def _numpy_only(name, xp):

@@ -9,6 +9,7 @@ has a float32 loop).
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 
 import numpy as np
@@ -51,23 +52,27 @@ _SQRT_TWO_PI = math.sqrt(2.0 * math.pi)
 
 
 @functools.cache
-def _scipy_special_module():
-    """scipy.special, or None without SciPy (looked for once: a failed import is not retried on
-    every abstract evaluation)."""
+def scipy_module(name: str):
+    """``scipy.<name>`` (``"special"``, ``"linalg"``), or None without SciPy: looked for once,
+    so a missing SciPy is not searched for again on every abstract evaluation."""
     try:
-        import scipy.special
+        return importlib.import_module(f"scipy.{name}")
     except ImportError:
         return None
-    return scipy.special
+
+
+def scipy_function(module: str, name: str, what: str):
+    """``scipy.<module>.<name>``, with a clear error (naming ``what``) without SciPy."""
+    found = scipy_module(module)
+    if found is None:
+        raise ImportError(f"the {what} {name!r} needs SciPy; install it with "
+                          "`pip install scipy`")
+    return getattr(found, name)
 
 
 def scipy_special(name: str):
     """``scipy.special.<name>``, importing SciPy on first use with a clear error without it."""
-    module = _scipy_special_module()
-    if module is None:
-        raise ImportError(f"the special function {name!r} needs SciPy; install it with "
-                          "`pip install scipy`")
-    return getattr(module, name)
+    return scipy_function("special", name, "special function")
 
 
 def _impl(name):
