@@ -485,6 +485,10 @@ def grey_dilation(input: Any, size: Any = None, footprint: Any = None, structure
 
 
 def _morphology(name, input, size, footprint, structure, output, mode, cval, origin, axes):
+    """The composite morphology operation ``name`` (SciPy's own for a plain array)."""
+    if not traced(input):
+        return getattr(_nd, name)(input, size, footprint, structure, output, mode, cval, origin,
+                                  **_axes_given(axes))
     args = (size, footprint, structure, None, mode, cval, origin)
     if name in ("grey_opening", "white_tophat"):
         opened = grey_dilation(grey_erosion(input, *args, axes=axes), *args, axes=axes)
@@ -510,9 +514,6 @@ def grey_opening(input: Any, size: Any = None, footprint: Any = None, structure:
         >>> grey_opening(np.array([3.0, 1.0, 2.0, 5.0]), size=2).tolist()
         [3.0, 1.0, 2.0, 2.0]
     """
-    if not traced(input):
-        return _nd.grey_opening(input, size, footprint, structure, output, mode, cval, origin,
-                                **_axes_given(axes))
     return _morphology("grey_opening", input, size, footprint, structure, output, mode, cval,
                        origin, axes)
 
@@ -527,9 +528,6 @@ def grey_closing(input: Any, size: Any = None, footprint: Any = None, structure:
         >>> grey_closing(np.array([3.0, 1.0, 2.0, 5.0]), size=2).tolist()
         [3.0, 2.0, 2.0, 5.0]
     """
-    if not traced(input):
-        return _nd.grey_closing(input, size, footprint, structure, output, mode, cval, origin,
-                                **_axes_given(axes))
     return _morphology("grey_closing", input, size, footprint, structure, output, mode, cval,
                        origin, axes)
 
@@ -544,9 +542,6 @@ def morphological_gradient(input: Any, size: Any = None, footprint: Any = None,
         >>> morphological_gradient(np.array([3.0, 1.0, 2.0, 5.0]), size=3).tolist()
         [2.0, 2.0, 4.0, 3.0]
     """
-    if not traced(input):
-        return _nd.morphological_gradient(input, size, footprint, structure, output, mode, cval,
-                                          origin, **_axes_given(axes))
     return _morphology("morphological_gradient", input, size, footprint, structure, output,
                        mode, cval, origin, axes)
 
@@ -561,9 +556,6 @@ def morphological_laplace(input: Any, size: Any = None, footprint: Any = None,
         >>> morphological_laplace(np.array([3.0, 1.0, 2.0, 5.0]), size=3).tolist()
         [-2.0, 2.0, 2.0, -3.0]
     """
-    if not traced(input):
-        return _nd.morphological_laplace(input, size, footprint, structure, output, mode, cval,
-                                         origin, **_axes_given(axes))
     return _morphology("morphological_laplace", input, size, footprint, structure, output,
                        mode, cval, origin, axes)
 
@@ -578,9 +570,6 @@ def white_tophat(input: Any, size: Any = None, footprint: Any = None, structure:
         >>> white_tophat(np.array([3.0, 1.0, 2.0, 5.0]), size=2).tolist()
         [0.0, 0.0, 0.0, 3.0]
     """
-    if not traced(input):
-        return _nd.white_tophat(input, size, footprint, structure, output, mode, cval, origin,
-                                **_axes_given(axes))
     return _morphology("white_tophat", input, size, footprint, structure, output, mode, cval,
                        origin, axes)
 
@@ -595,8 +584,5 @@ def black_tophat(input: Any, size: Any = None, footprint: Any = None, structure:
         >>> black_tophat(np.array([3.0, 1.0, 2.0, 5.0]), size=2).tolist()
         [0.0, 1.0, 0.0, 0.0]
     """
-    if not traced(input):
-        return _nd.black_tophat(input, size, footprint, structure, output, mode, cval, origin,
-                                **_axes_given(axes))
     return _morphology("black_tophat", input, size, footprint, structure, output, mode, cval,
                        origin, axes)
