@@ -259,3 +259,26 @@ def test_optimized_random_gradients_agree_with_dynamic_gradients(seed):
     dynamic = ad.grad(loss, (0, 1))(x, y)
     for s, d in zip(staged, dynamic):
         np.testing.assert_allclose(s, d, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_walk_reaches_the_fixpoint(seed):
+    # the optimizer walks once: optimizing its result again must find nothing more to do
+    from advect.staging.passes import optimize
+
+    rng = np.random.default_rng(300 + seed)
+    steps = [(int(rng.integers(len(MENU))), int(rng.integers(8)), int(rng.integers(8)))
+             for _ in range(int(rng.integers(3, 10)))]
+
+    def loss(x, y):
+        values = [x, y]
+        for k, i, j in steps:
+            values.append(MENU[k](values[i % len(values)], values[j % len(values)]))
+        return np.sum(values[-1] * values[-2])
+
+    x = rng.uniform(-1, 1, 12)
+    for program in (ad.stage(loss, x, x), ad.grad(ad.stage(loss, x, x), (0, 1)),
+                    ad.vjp_program(ad.stage(loss, x, x))):
+        again, report = optimize(program.graph)
+        assert report.nodes_after == len(program.graph.nodes), program.graph
+        assert [n.op.name for n in again.nodes] == op_names(program)

@@ -100,28 +100,39 @@ def validate(graph: Graph, error: Callable[[str], Exception] = ValueError) -> No
     """Check definition before use and every node's avals against its op's abstract rule."""
     defined = set(graph.inputs) | set(graph.constants)
     n_values = len(graph.avals)
+    # (op, operand avals, attrs and their types) -> what the abstract rule gave for them
+    derived: dict = {}
     for k, node in enumerate(graph.nodes):
-        where = f"node {k} ({node.op.name})"
-        if REGISTRY.get(node.op.name) is not node.op:
-            raise error(f"{where}: the op is not the registered op of that name")
+        op = node.op
+        if REGISTRY.get(op.name) is not op:
+            raise error(f"node {k} ({op.name}): the op is not the registered op of that name")
         for x in node.inputs:
             if type(x) is not Literal and x not in defined:
-                raise error(f"{where}: input %{x} is used before it is defined")
+                raise error(f"node {k} ({op.name}): input %{x} is used before it is defined")
+        avals = tuple(operand_aval(graph, x) for x in node.inputs)
         try:
-            expected = node.op.abstract(*[operand_aval(graph, x) for x in node.inputs],
-                                        **node.attrs)
-        except Exception as exc:  # the rule's own ValueError/TypeError, re-raised with a place
-            raise error(f"{where}: {exc}") from None
-        expected = expected if node.op.multiple_results else (expected,)
+            key = (op, avals, tuple((a, type(v), v) for a, v in node.attrs.items()))
+            expected = derived.get(key)
+        except TypeError:  # attrs that cannot be hashed: derive every time
+            key, expected = None, None
+        if expected is None:
+            try:
+                expected = op.abstract(*avals, **node.attrs)
+            except Exception as exc:  # the rule's ValueError/TypeError, with a place
+                raise error(f"node {k} ({op.name}): {exc}") from None
+            expected = expected if op.multiple_results else (expected,)
+            if key is not None:
+                derived[key] = expected
         if len(expected) != len(node.outputs):
-            raise error(f"{where}: has {len(node.outputs)} outputs, its op gives "
+            raise error(f"node {k} ({op.name}): has {len(node.outputs)} outputs, its op gives "
                         f"{len(expected)}")
         for vid, aval in zip(node.outputs, expected):
             if not 0 <= vid < n_values or vid in defined:
-                raise error(f"{where}: output %{vid} is out of range or defined twice")
+                raise error(f"node {k} ({op.name}): output %{vid} is out of range or defined "
+                            "twice")
             if graph.avals[vid] != aval:
-                raise error(f"{where}: output %{vid} is {graph.avals[vid]!r} but the op "
-                            f"gives {aval!r}")
+                raise error(f"node {k} ({op.name}): output %{vid} is {graph.avals[vid]!r} but "
+                            f"the op gives {aval!r}")
             defined.add(vid)
     for x in graph.outputs:
         if type(x) is not Literal and x not in defined:

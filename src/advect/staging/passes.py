@@ -55,35 +55,7 @@ def dce(graph: Graph) -> Graph:
     return out
 
 
-# --- rewriting helpers ------------------------------------------------------------------------
-
-def _rewrite(graph: Graph, rule: Callable) -> Graph:
-    """Walk the nodes in order; ``rule(out, node, producer)`` returns a replacement operand for
-    the node's single output, a replacement node, a list of nodes whose last one replaces it,
-    or None to keep it."""
-    out = graph.copy(nodes=False)
-    sub: dict[int, object] = {}
-    producer: dict[int, Node] = {}
-    for node in graph.nodes:
-        inputs = tuple(x if type(x) is Literal else sub.get(x, x) for x in node.inputs)
-        node = Node(node.op, inputs, node.attrs, node.outputs)
-        result = None if node.op.multiple_results else rule(out, node, producer)
-        if isinstance(result, list):
-            for extra in result[:-1]:
-                out.nodes.append(extra)
-                producer.update((v, extra) for v in extra.outputs)
-            result = result[-1]
-        if isinstance(result, Node):
-            node, result = result, None
-        if result is not None:
-            sub[node.outputs[0]] = result
-            continue
-        out.nodes.append(node)
-        for v in node.outputs:
-            producer[v] = node
-    out.outputs = [x if type(x) is Literal else sub.get(x, x) for x in graph.outputs]
-    return out
-
+# --- helpers ---------------------------------------------------------------------------------
 
 def _is_scalar_value(graph: Graph, x, value) -> bool:
     if type(x) is Literal:
@@ -101,7 +73,7 @@ def _same_aval(graph: Graph, x, aval: Aval) -> bool:
 _RESHAPES = ("reshape", "expand_dims", "squeeze")
 
 
-def _identity(graph, node):
+def _identity(graph, node, producer, uses):
     """x*1, 1*x, x/1, x+0, 0+x, x-0, ops that leave their operand unchanged; x*x is square."""
     name, ins, aval = node.op.name, node.inputs, graph.avals[node.outputs[0]]
     if name in ("multiply", "add"):
@@ -127,7 +99,7 @@ def _identity(graph, node):
     return None
 
 
-def _chain(graph, node, producer):
+def _chain(graph, node, producer, uses):
     """Pairs that cancel or compose: -(-x), transposes, reshapes, lossless astype round trips,
     broadcasts of broadcasts."""
     name, x = node.op.name, node.inputs[0]
@@ -192,7 +164,7 @@ def _vector_matmul(graph, node, inner, producer, aval):
     return None
 
 
-def _implicit_broadcast(graph, node, producer):
+def _implicit_broadcast(graph, node, producer, uses):
     """An elementwise op broadcasts by itself: feed it the broadcast's operand directly."""
     if not node.op.elementwise or len(node.inputs) < 2:
         return None
@@ -213,7 +185,7 @@ def _implicit_broadcast(graph, node, producer):
     return Node(node.op, tuple(inputs), node.attrs, node.outputs) if changed else None
 
 
-def _negations(graph, node, producer):
+def _negations(graph, node, producer, uses):
     """Absorb a negation, exactly: a + (-b) = a - b, a - (-b) = a + b, (-a) + b = b - a,
     k * (-x) = (-k) * x for a literal k."""
     name, ins = node.op.name, node.inputs
@@ -287,58 +259,6 @@ def _negation_outward(graph, node, producer, uses):
     return None
 
 
-def simplify(graph: Graph) -> Graph:
-    """Algebraic identities, cancelling chains, absorbed negations, implicit broadcasts."""
-    uses = _uses(graph)
-
-    def rule(out, node, producer):
-        for attempt in (_identity(out, node), _chain(out, node, producer),
-                        _negations(out, node, producer),
-                        _negation_outward(out, node, producer, uses),
-                        _implicit_broadcast(out, node, producer)):
-            if attempt is not None:  # value id 0 is a valid replacement
-                return attempt
-        return None
-    return _rewrite(graph, rule)
-
-
-# --- common-subexpression elimination ---------------------------------------------------------
-
-def _operand_key(x):
-    return x.key() if type(x) is Literal else x
-
-
-def cse(graph: Graph) -> Graph:
-    """Merge identical constants and nodes that apply the same op to the same operands."""
-    seen_const: dict[tuple, int] = {}
-    alias: dict[int, int] = {}
-    for vid, const in graph.constants.items():
-        key = (const.dtype.str, const.shape, const.tobytes())
-        first = seen_const.setdefault(key, vid)
-        if first != vid:
-            alias[vid] = first
-    seen: dict[tuple, Node] = {}
-
-    def rule(out, node, producer):
-        inputs = tuple(alias.get(x, x) if type(x) is not Literal else x for x in node.inputs)
-        try:
-            key = (node.op.name, tuple(_operand_key(x) for x in inputs),
-                   tuple(sorted(node.attrs.items())))
-            hash(key)
-        except TypeError:
-            return Node(node.op, inputs, node.attrs, node.outputs)
-        first = seen.get(key)
-        if first is not None:
-            return first.outputs[0]
-        node = Node(node.op, inputs, node.attrs, node.outputs)
-        seen[key] = node
-        return node
-
-    result = _rewrite(graph, rule)
-    result.outputs = [alias.get(x, x) if type(x) is not Literal else x for x in result.outputs]
-    return dce(result)
-
-
 # --- constant folding ------------------------------------------------------------------------
 
 def _data_independent(node: Node) -> bool:
@@ -356,59 +276,201 @@ def _fold_operand(graph: Graph, x, stand_in: bool):
     return np.broadcast_to(np.zeros((), aval.dtype), aval.shape) if stand_in else None
 
 
+def _fold(graph: Graph, node: Node):
+    """The node's result computed now, as a constant id or a Literal; None to keep the node:
+    an operand is unknown, the result is large (more than FOLD_LIMIT elements, or than its
+    largest constant operand), or computing it fails (it fails, or warns, at run time)."""
+    stand_in = _data_independent(node)
+    args = [_fold_operand(graph, x, stand_in) for x in node.inputs]
+    if any(a is None for a in args):
+        return None
+    aval = graph.avals[node.outputs[0]]
+    if node.op.linear and not node.op.elementwise and aval.size > FOLD_LIMIT:
+        return None  # a large reshape, transpose or slice is a view at run time: keep it
+    limit = max([FOLD_LIMIT] + [np.size(a) for a in args if isinstance(a, np.ndarray)
+                                and not stand_in])
+    if aval.size > limit:
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            value = node.op.impl(np, *args, **node.attrs)
+    except Exception:  # left to fail, or warn, when the program runs, as eager code would
+        return None
+    if aval.weak and aval.shape == ():
+        return Literal(np.asarray(value).item())
+    array = np.array(value, copy=True)
+    if Aval(array.shape, array.dtype) != aval:
+        return None
+    array.setflags(write=False)
+    return array
+
+
+# --- the rewriting walk ----------------------------------------------------------------------
+
+_SIMPLIFY_BY_NAME: dict[str, tuple] = {}
+for _rule, _names in (
+        (_identity, ("multiply", "add", "divide", "subtract", "astype", "broadcast_to",
+                     "positive", "reshape", "conj", "real", "reduce_sum", "permute_dims")),
+        (_chain, ("negative", "permute_dims", "astype", "broadcast_to") + _RESHAPES),
+        (_negations, ("add", "subtract", "multiply")),
+        (_negation_outward, ("multiply",))):
+    for _name in _names:
+        _SIMPLIFY_BY_NAME[_name] = _SIMPLIFY_BY_NAME.get(_name, ()) + (_rule,)
+
+
+def _simplify_rules(node: Node) -> tuple:
+    rules = _SIMPLIFY_BY_NAME.get(node.op.name, ())
+    if node.op.elementwise and len(node.inputs) >= 2:
+        rules += (_implicit_broadcast,)
+    return rules
+
+
+def _constant_key(array) -> tuple:
+    return (array.dtype.str, array.shape, array.tobytes())
+
+
+class _Walk:
+    """One forward walk over the nodes applying the chosen rewrites to each node in turn:
+    ``simplify`` (repeated on a node while it returns a new node), then ``fold``, then ``cse``.
+    Operands are final by the time a node is reached, so chains collapse in one walk. Counts
+    the nodes each rewrite removed (``simplify`` may add one: an outward negation)."""
+
+    def __init__(self, graph: Graph, stages: tuple[str, ...]):
+        self.graph, self.stages = graph, stages
+        self.removed = dict.fromkeys(stages, 0)
+        self.simplifying, self.folding, self.merging = (
+            "simplify" in stages, "fold" in stages, "cse" in stages)
+        self.out = graph.copy(nodes=False)
+        self.sub: dict[int, object] = {}  # value id -> the operand that replaces it
+        self.producer: dict[int, Node] = {}
+        self.seen: dict[tuple, Node] = {}
+        self.uses = _uses(graph) if self.simplifying else {}
+        self.constants: dict[tuple, int] = {}  # contents -> the first constant holding them
+
+    def run(self) -> Graph:
+        graph, out, sub = self.graph, self.out, self.sub
+        if self.merging:
+            for vid, const in graph.constants.items():
+                first = self.constants.setdefault(_constant_key(const), vid)
+                if first != vid:
+                    sub[vid] = first
+        for node in graph.nodes:
+            self._visit(node)
+        out.outputs = [x if type(x) is Literal else sub.get(x, x) for x in graph.outputs]
+        return out
+
+    def _visit(self, node: Node) -> None:
+        sub, ins = self.sub, node.inputs
+        inputs = tuple(x if type(x) is Literal else sub.get(x, x) for x in ins)
+        if inputs != ins:
+            node = Node(node.op, inputs, node.attrs, node.outputs)
+        result = None
+        if node.op.multiple_results:
+            pass
+        elif self.simplifying:
+            node, result = self._simplify(node)
+        if result is None and self.folding and not node.op.multiple_results and (
+                _data_independent(node) or all(type(x) is Literal or x in self.out.constants
+                                               for x in node.inputs)):
+            result = self._fold(node)
+        if result is None and self.merging and not node.op.multiple_results:
+            key = _cse_key(node)
+            first = self.seen.get(key) if key is not None else None
+            if first is not None:
+                result = first.outputs[0]
+                self.removed["cse"] += 1
+            elif key is not None:
+                self.seen[key] = node
+        if result is not None:
+            sub[node.outputs[0]] = result
+            return
+        self.out.nodes.append(node)
+        for v in node.outputs:
+            self.producer[v] = node
+
+    def _simplify(self, node: Node):
+        for _ in range(4):  # a replacement node may simplify again (bounded)
+            for rule in _simplify_rules(node):
+                result = rule(self.out, node, self.producer, self.uses)
+                if result is not None:  # value id 0 is a valid replacement
+                    break
+            else:
+                return node, None
+            if isinstance(result, list):  # new nodes before the replacement: visit them
+                self.removed["simplify"] -= len(result) - 1
+                for extra in result[:-1]:
+                    self._visit(extra)
+                last = result[-1]
+                result = Node(last.op, tuple(x if type(x) is Literal else self.sub.get(x, x)
+                                             for x in last.inputs), last.attrs, last.outputs)
+            if not isinstance(result, Node):
+                self.removed["simplify"] += 1
+                return node, result
+            node = result
+        return node, None
+
+    def _fold(self, node: Node):
+        result = _fold(self.out, node)
+        if isinstance(result, np.ndarray):
+            key = _constant_key(result) if self.merging else None
+            first = self.constants.get(key) if key is not None else None
+            if first is None:
+                first = self.out.add_constant(result, "folded")
+                if key is not None:
+                    self.constants[key] = first
+            result = first
+        if result is not None:
+            self.removed["fold"] += 1
+        return result
+
+
+def _cse_key(node: Node):
+    """What makes two nodes the same computation (None: attrs that cannot be hashed)."""
+    # attrs with their types: 1, 1.0 and True are equal keys in Python, not equal attrs here
+    key = (node.op, tuple(x.key() if type(x) is Literal else x for x in node.inputs),
+           tuple(sorted((a, type(v).__name__, v) for a, v in node.attrs.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def simplify(graph: Graph) -> Graph:
+    """Algebraic identities, cancelling chains, absorbed negations, implicit broadcasts."""
+    return _Walk(graph, ("simplify",)).run()
+
+
+def cse(graph: Graph) -> Graph:
+    """Merge identical constants and nodes that apply the same op to the same operands."""
+    return dce(_Walk(graph, ("cse",)).run())
+
+
 def fold(graph: Graph) -> Graph:
     """Compute at staging time every node whose operands are all known, when the result is
     small (at most FOLD_LIMIT elements, or no larger than its largest constant operand)."""
-    def rule(out, node, producer):
-        stand_in = _data_independent(node)
-        args = [_fold_operand(out, x, stand_in) for x in node.inputs]
-        if any(a is None for a in args):
-            return None
-        aval = out.avals[node.outputs[0]]
-        if node.op.linear and not node.op.elementwise and aval.size > FOLD_LIMIT:
-            return None  # a large reshape, transpose or slice is a view at run time: keep it
-        limit = max([FOLD_LIMIT] + [np.size(a) for a in args if isinstance(a, np.ndarray)
-                                    and not stand_in])
-        if aval.size > limit:
-            return None
-        try:
-            with np.errstate(all="ignore"):
-                value = node.op.impl(np, *args, **node.attrs)
-        except Exception:  # left to fail, or warn, when the program runs, as eager code would
-            return None
-        if aval.weak and aval.shape == ():
-            return Literal(np.asarray(value).item())
-        array = np.array(value, copy=True)
-        if Aval(array.shape, array.dtype) != aval:
-            return None
-        array.setflags(write=False)
-        return out.add_constant(array, "folded")
-    return _rewrite(graph, rule)
+    return _Walk(graph, ("fold",)).run()
 
 
 # --- the pipeline ------------------------------------------------------------------------------
 
-PIPELINE = (("dce", dce), ("simplify", simplify), ("cse", cse), ("fold", fold))
+STAGES = ("simplify", "fold", "cse")  # the order the walk tries them on a node
 
 
-def _fingerprint(graph: Graph) -> tuple:
-    # rewrites build new nodes but keep untouched operands (Literals included) as they were
-    return (tuple((n.op.name, n.inputs, n.outputs) for n in graph.nodes), tuple(graph.outputs),
-            tuple(graph.constants))
-
-
-def optimize(graph: Graph, rounds: int = 3) -> tuple[Graph, OptimizationReport]:
-    """Run the pipeline until nothing changes (at most ``rounds`` times), then a final DCE."""
+def optimize(graph: Graph) -> tuple[Graph, OptimizationReport]:
+    """DCE, one walk that simplifies, folds and merges each node in turn, DCE. Operands are
+    final before a node is reached and a rewrite's new nodes are visited too, so the walk
+    reaches what repeating it would (a second walk finds nothing on the test programs); each
+    pass visits each node once, so optimizing is linear in the graph."""
     before = len(graph.nodes)
-    passes = []
-    for _ in range(rounds):
-        start = _fingerprint(graph)
-        for name, run in PIPELINE:
-            n = len(graph.nodes)
-            graph = run(graph)
-            passes.append(PassReport(name, n, len(graph.nodes)))
-        if _fingerprint(graph) == start:
-            break
+    graph = dce(graph)
+    n = len(graph.nodes)
+    passes = [PassReport("dce", before, n)]
+    walk = _Walk(graph, STAGES)
+    graph = walk.run()
+    for name in STAGES:  # the walk's removals, reported as the passes they stand for
+        passes.append(PassReport(name, n, n - walk.removed[name]))
+        n -= walk.removed[name]
     n = len(graph.nodes)
     graph = dce(graph)
     passes.append(PassReport("dce", n, len(graph.nodes)))

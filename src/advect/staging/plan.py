@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..core import Op
+from . import blocks
 from .blocks import block_regions, region_order
 from .graph import Graph, Literal
 
@@ -34,12 +35,22 @@ _NOT_THEIR_UFUNC = frozenset(name for name in ("floor", "ceil", "trunc")
 
 def donation_ufunc(op: Op, n_inputs: int, attrs: dict):
     """The NumPy ufunc an elementwise op's NumPy implementation calls, if it takes ``out=``."""
-    if not op.elementwise or attrs or op.multiple_results or op.name in _NOT_THEIR_UFUNC:
+    if attrs or not op.elementwise:
         return None
-    ufunc = getattr(np, op.name, None)
-    if isinstance(ufunc, np.ufunc) and ufunc.nin == n_inputs and ufunc.nout == 1:
-        return ufunc
-    return None
+    key = (op, n_inputs)
+    try:
+        return _UFUNC_OF[key]
+    except KeyError:
+        pass
+    ufunc = None if op.multiple_results or op.name in _NOT_THEIR_UFUNC else getattr(
+        np, op.name, None)
+    if not (isinstance(ufunc, np.ufunc) and ufunc.nin == n_inputs and ufunc.nout == 1):
+        ufunc = None
+    _UFUNC_OF[key] = ufunc
+    return ufunc
+
+
+_UFUNC_OF: dict[tuple, object] = {}  # (op, number of operands) -> its ufunc or None
 
 
 # ops whose NumPy implementation always returns a new array (never a view of an operand nor
@@ -76,12 +87,16 @@ class Plan:
         # device: where a non-NumPy provider's constants go (None: its default device);
         # blocked=False: no cache-blocked regions (every step over whole arrays)
         self.xp = xp
-        self.blocked = blocked = blocked and xp is np
+        ufuncs = _ufuncs(graph) if xp is np else [None] * len(graph.nodes)
+        self.blocked = blocked = blocked and xp is np and any(
+            u is not None and graph.avals[n.outputs[0]].size >= blocks.MIN_ELEMENTS
+            for n, u in zip(graph.nodes, ufuncs))
         if blocked:  # longer elementwise regions: nodes outside them may move after them
-            order = region_order(graph, _ufuncs(graph))
+            order = region_order(graph, ufuncs)
             if order is not None:
                 graph = graph.copy(nodes=False)
                 graph.nodes = order
+                ufuncs = _ufuncs(graph)
         slot: dict[int, int] = {v: i for i, v in enumerate(graph.inputs)}
         self.n_inputs = len(graph.inputs)
         template: list = [None] * self.n_inputs
@@ -112,9 +127,9 @@ class Plan:
         n_fixed = self.n_inputs + len(graph.constants)
         self.copied_outputs = () if xp is np else tuple(
             i for i, s in enumerate(self.out_slots) if self.n_inputs <= s < n_fixed)
-        self.steps, self.donations = self._schedule(graph, node_args, slot)
+        self.steps, self.donations = self._schedule(graph, node_args, slot, ufuncs)
 
-    def _schedule(self, graph, node_args, slot):
+    def _schedule(self, graph, node_args, slot, ufuncs):
         outputs = set(self.out_slots)
         last_use: dict[int, float] = {}
         for k, args in enumerate(node_args):
@@ -122,7 +137,7 @@ class Plan:
                 last_use[s] = k
         for s in outputs:
             last_use[s] = _NEVER
-        fresh, roots = self._aliases(graph, node_args, slot)
+        fresh, roots = self._aliases(graph, node_args, slot, ufuncs)
         # a fresh buffer is free once every value that may alias it has had its last use
         free_at: dict[int, float] = {}
         for s, rs in roots.items():
@@ -130,22 +145,21 @@ class Plan:
                 free_at[r] = max(free_at.get(r, -1), last_use.get(s, -1))
         steps, deads, donations = [], [], 0
         first_node_slot = self.n_inputs + len(graph.constants)
-        for k, (node, args) in enumerate(zip(graph.nodes, node_args)):
+        for k, (node, args, ufunc) in enumerate(zip(graph.nodes, node_args, ufuncs)):
             outs = tuple(slot[v] for v in node.outputs)
             dead = tuple(s for s in dict.fromkeys(args)
                          if s >= first_node_slot and last_use.get(s) == k)
             dead += tuple(s for s in outs if s not in last_use)  # results nobody reads
-            donor = self._donor(graph, node, args, outs, fresh, free_at, k)
+            donor = None if ufunc is None else _donor(graph, node, args, fresh, free_at, k)
             donations += donor is not None
-            steps.append(_step(node, self.xp, args, outs, dead, donor,
+            steps.append(_step(node, ufunc, self.xp, args, outs, dead, donor,
                                [graph.avals[v] for v in node.outputs]))
             deads.append(dead)
         if self.blocked:  # elementwise regions over large arrays, in chunks
-            steps = block_regions(graph, node_args, slot, steps, _ufuncs(graph), last_use,
-                                  deads)
+            steps = block_regions(graph, node_args, slot, steps, ufuncs, last_use, deads)
         return tuple(steps), donations
 
-    def _aliases(self, graph, node_args, slot):
+    def _aliases(self, graph, node_args, slot, ufuncs):
         """Which slots hold fresh buffers, and for each slot the fresh buffers it may alias.
 
         Only results that may be views of (or equal to) an operand inherit its buffers: an op
@@ -156,9 +170,9 @@ class Plan:
         if self.xp is not np:  # donation happens only with NumPy
             return fresh, roots
         empty = frozenset()
-        for node, args in zip(graph.nodes, node_args):
+        for node, args, ufunc in zip(graph.nodes, node_args, ufuncs):
             outs = [slot[v] for v in node.outputs]
-            if len(outs) == 1 and donation_ufunc(node.op, len(args), node.attrs) is not None:
+            if ufunc is not None:
                 if graph.avals[node.outputs[0]].ndim:
                     fresh.add(outs[0])
                     roots[outs[0]] = frozenset(outs)
@@ -174,20 +188,6 @@ class Plan:
                 roots[s] = inherited  # conservatively a view of any operand
         return fresh, roots
 
-    def _donor(self, graph, node, args, outs, fresh, free_at, k):
-        if self.xp is not np or len(outs) != 1:
-            return None
-        ufunc = donation_ufunc(node.op, len(args), node.attrs)
-        if ufunc is None:
-            return None
-        aval = graph.avals[node.outputs[0]]
-        if not aval.ndim:
-            return None
-        for x, s in zip(node.inputs, args):
-            if s in fresh and free_at.get(s) == k and graph.avals[x] == aval:
-                return s
-        return None
-
     def run(self, inputs) -> list:
         env = self.template.copy()
         env[:self.n_inputs] = inputs
@@ -199,13 +199,24 @@ class Plan:
         return outs
 
 
-def _step(node, xp, args: tuple, outs: tuple, dead: tuple, donor, avals: list) -> Callable:
-    """One step as a closure; variants by arity so the common cases index directly."""
+def _donor(graph, node, args, fresh, free_at, k):
+    """The operand slot a ufunc node may write its result into: a fresh buffer this step
+    frees, of the result's aval (None: none)."""
+    aval = graph.avals[node.outputs[0]]
+    if not aval.ndim:
+        return None
+    for x, s in zip(node.inputs, args):
+        if s in fresh and free_at.get(s) == k and graph.avals[x] == aval:
+            return s
+    return None
+
+
+def _step(node, ufunc, xp, args: tuple, outs: tuple, dead: tuple, donor, avals: list) -> Callable:
+    """One step as a closure; variants by arity so the common cases index directly
+    (``ufunc``: the NumPy ufunc the node calls, None for others)."""
     op = node.op
     if donor is not None:
-        return _donating_step(donation_ufunc(op, len(args), node.attrs), args, outs[0], donor,
-                              dead)
-    ufunc = donation_ufunc(op, len(args), node.attrs) if xp is np else None
+        return _donating_step(ufunc, args, outs[0], donor, dead)
     # an elementwise op's NumPy implementation is its ufunc: call it without the wrapper
     fn = ufunc if ufunc is not None else functools.partial(op.impl, xp, **node.attrs)
     handle = getattr(op, "handle", None)
