@@ -446,13 +446,20 @@ def _flip(m, axis=None):
 
 @implements(np.roll)
 def _roll(a, shift, axis=None):
-    if axis is None:
-        return _reshape(_roll(_ravel(a), shift, 0), _shape(a))
-    axes, shifts = index_tuple(axis), index_tuple(shift)
-    axes, shifts = np.broadcast_arrays(axes, shifts)  # NumPy pairs them by broadcasting
-    ndim = len(_shape(a))
-    return ops.roll(a, shift=tuple(int(s) for s in shifts),
-                    axes=tuple(int(x) % ndim for x in axes))
+    shape = _shape(a)
+    if axis is None and len(shape) != 1:  # NumPy rolls the flattened array
+        return _reshape(_roll(_ravel(a), shift, 0), shape)
+    axes, shifts = index_tuple(0 if axis is None else axis), index_tuple(shift)
+    if len(axes) != len(shifts):  # NumPy pairs them by broadcasting
+        if len(axes) != 1 and len(shifts) != 1:
+            raise ValueError("shape mismatch: objects cannot be broadcast to a single shape: "
+                             f"{len(shifts)} shifts for {len(axes)} axes")
+        axes, shifts = axes * len(shifts), shifts * len(axes)
+    ndim = len(shape)
+    for x in axes:
+        if not -ndim <= x < ndim:
+            raise np.exceptions.AxisError(x, ndim)
+    return ops.roll(a, shift=shifts, axes=tuple(x % ndim for x in axes))
 
 
 # --- elementwise helpers -----------------------------------------------------------------------
