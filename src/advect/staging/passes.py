@@ -307,21 +307,40 @@ def _fold(graph: Graph, node: Node):
 
 # --- the rewriting walk ----------------------------------------------------------------------
 
-_SIMPLIFY_BY_NAME: dict[str, tuple] = {}
-for _rule, _names in (
-        (_identity, ("multiply", "add", "divide", "subtract", "astype", "broadcast_to",
-                     "positive", "reshape", "conj", "real", "reduce_sum", "permute_dims")),
-        (_chain, ("negative", "permute_dims", "astype", "broadcast_to") + _RESHAPES),
-        (_negations, ("add", "subtract", "multiply")),
-        (_negation_outward, ("multiply",))):
-    for _name in _names:
-        _SIMPLIFY_BY_NAME[_name] = _SIMPLIFY_BY_NAME.get(_name, ()) + (_rule,)
+# what each rule needs before it can fire (so a node tries only the rules that may):
+_UNIT_OPS = frozenset(("multiply", "add", "divide", "subtract"))  # a known operand, or x * x
+_IDENTITY_OPS = frozenset(("astype", "broadcast_to", "positive", "reshape", "conj", "real",
+                           "reduce_sum", "permute_dims"))
+_CHAIN_OPS = frozenset(("negative", "permute_dims", "astype", "broadcast_to") + _RESHAPES)
+_NEGATION_OPS = frozenset(("add", "subtract", "multiply"))  # a negated operand
 
 
-def _simplify_rules(node: Node) -> tuple:
-    rules = _SIMPLIFY_BY_NAME.get(node.op.name, ())
-    if node.op.elementwise and len(node.inputs) >= 2:
-        rules += (_implicit_broadcast,)
+def _simplify_rules(graph: Graph, node: Node, producer: dict) -> list:
+    """The rules that may rewrite ``node``, in order: each needs a known operand, a producer
+    of some kind, or an op of some name, and most nodes have none of those."""
+    name, ins = node.op.name, node.inputs
+    known = negated = broadcast = False
+    first = None  # the producer of the first operand
+    for i, x in enumerate(ins):
+        if type(x) is Literal or x in graph.constants:
+            known = True
+            continue
+        inner = producer.get(x)
+        if inner is not None:
+            first = inner if i == 0 else first
+            negated = negated or inner.op.name == "negative"
+            broadcast = broadcast or inner.op.name == "broadcast_to"
+    rules = []
+    if name in _IDENTITY_OPS or name in _UNIT_OPS and (known or ins[0] == ins[-1]):
+        rules.append(_identity)
+    if first is not None and name in _CHAIN_OPS:
+        rules.append(_chain)
+    if negated and name in _NEGATION_OPS:
+        rules.append(_negations)
+        if name == "multiply":
+            rules.append(_negation_outward)
+    if broadcast and node.op.elementwise and len(ins) >= 2:
+        rules.append(_implicit_broadcast)
     return rules
 
 
@@ -390,7 +409,7 @@ class _Walk:
 
     def _simplify(self, node: Node):
         for _ in range(4):  # a replacement node may simplify again (bounded)
-            for rule in _simplify_rules(node):
+            for rule in _simplify_rules(self.out, node, self.producer):
                 result = rule(self.out, node, self.producer, self.uses)
                 if result is not None:  # value id 0 is a valid replacement
                     break
