@@ -302,6 +302,7 @@ CASES = [
     C(ops.expand_dims, (floats(3),), {"axes": (0, 2)}),
     C(ops.squeeze, (floats(3, 1),), {"axes": (1,)}),
     C(ops.concat, (floats(2, 3), floats(4, 3, seed=1)), {"axis": 0}),
+    C(ops.stack, (floats(2, 3), floats(2, 3, seed=1)), {"axis": 1}),
     C(ops.slice_axis, (floats(3, 6),), {"start": 1, "stop": 5, "step": 2, "axis": 1}),
     C(ops.flip, (floats(3, 4),), {"axes": (1,)}),
     C(ops.roll, (floats(3, 4),), {"shift": (1, -2), "axes": (0, 1)}),

@@ -286,7 +286,7 @@ def _stack(ctx, arrays, /, *, axis=0):
     if len({shape_of(a) for a in arrays}) != 1:
         raise ValueError("stack: all input arrays must have the same shape")
     axis = axis_of(axis, len(shape_of(arrays[0])) + 1)
-    return ops.concat(*[ops.expand_dims(a, axes=(axis,)) for a in arrays], axis=axis)
+    return ops.stack(*arrays, axis=axis)
 
 
 @translates("moveaxis")

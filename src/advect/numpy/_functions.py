@@ -431,12 +431,14 @@ def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 @implements(np.stack)
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    arrays = list(arrays)
+    arrays = [np.asarray(a) if isinstance(a, list | tuple) else a for a in arrays]
     shapes = {_shape(a) for a in arrays}
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
     axis = normalize_axes(axis, len(_shape(arrays[0])) + 1)[0]
-    return _concatenate([ops.expand_dims(a, axes=(axis,)) for a in arrays], axis, dtype=dtype)
+    if dtype is not None:
+        arrays = [astype(a, dtype) for a in arrays]
+    return ops.stack(*arrays, axis=axis)
 
 
 @implements(np.flip)

@@ -113,6 +113,33 @@ concat = Op("concat", attrs=("axis",), abstract=_concat_abstract,
             transpose=_concat_transpose)
 
 
+def _stack_abstract(*xs, axis):
+    first = xs[0]
+    if not 0 <= axis <= first.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for the stacked array of dimension "
+                         f"{first.ndim + 1}")
+    for x in xs[1:]:
+        if x.shape != first.shape:
+            raise ValueError("all input arrays must have the same shape, got shapes "
+                             f"{[x.shape for x in xs]}")
+    shape = list(first.shape)
+    shape.insert(axis, len(xs))
+    # NumPy makes each operand an array first: a Python scalar is float64 here, not weak
+    return Aval(tuple(shape), result_type(*(x.update(weak=False) for x in xs)), False,
+                first.device)
+
+
+def _stack_transpose(ct, *xs, axis):
+    lead = ((None, None, None),) * axis
+    return tuple(ops.gather(ct, index=lead + (i,)) if is_linear(x) else None
+                 for i, x in enumerate(xs))
+
+
+stack = Op("stack", attrs=("axis",), abstract=_stack_abstract,
+           impl=lambda xp, *xs, axis: xp.stack(xs, axis=axis), linear=True,
+           transpose=_stack_transpose)
+
+
 def _slice_axis_abstract(x, *, start, stop, axis, step=1):
     shape = list(x.shape)
     shape[axis] = len(range(start, stop, step))

@@ -109,6 +109,12 @@ def _new_axes(v, avals, attrs):  # expand_dims: positions in the result
     return _axes_within(v, _rank(avals) + (len(v) if type(v) is tuple else 0))
 
 
+def _new_axis(v, avals, attrs):  # stack: a position in the result
+    if _int(v) and 0 <= v <= _rank(avals):
+        return None
+    return f"must be an axis of the result, an int in [0, {_rank(avals) + 1})"
+
+
 def _shape(v, avals, attrs):
     if _ints(v) and len(v) <= 64 and all(0 <= n < 1 << 62 for n in v):
         return None
@@ -222,6 +228,7 @@ _TABLE: dict[str, dict] = {
     "reshape": {"shape": _shape},
     "permute_dims": {"axes": _axes},
     "expand_dims": {"axes": _new_axes},
+    "stack": {"axis": _new_axis},
     "squeeze": {"axes": _axes},
     "flip": {"axes": _axes},
     "roll": {"shift": _int64s, "axes": _axes},

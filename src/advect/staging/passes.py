@@ -8,7 +8,6 @@ so shapes, dtypes and NEP 50 weakness are preserved.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np

@@ -12,8 +12,8 @@ from __future__ import annotations
 import copy
 import gc
 import time
-from contextlib import contextmanager
 from collections.abc import Callable
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
