@@ -455,6 +455,30 @@ def test_issue_10_reproductions_fast_and_general(reproduction):
             _close(got, e, f"{what} gradient vs central differences", 1e-6, 1e-7)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("read", [
+    lambda y: y[0] * y[1] + y[0] ** 2 - y[1, ::2] @ y[0, :2],   # repeated reads of one array
+    lambda y: np.stack([y[1], -2.0 * np.sin(y[0])]) * y,         # the RK4 pattern
+    lambda y: y[..., 1] * y[:, None, 2] + y[-1, -1],             # ellipsis, new axes, negatives
+    lambda y: (y + 1.0)[0] * y[0] + np.float32(2) * y[1],        # a temporary's cotangent
+])
+def test_basic_index_transposes_in_place_agree_with_the_general_path(read, dtype):
+    # the gather fast path writes into zeros or adds into a temporary cotangent in place:
+    # against the general walk (zeros, scatter_add, add), and the input left unchanged
+    y = (np.arange(6.0).reshape(2, 3) / 5 - 0.3).astype(dtype)
+    before = y.copy()
+    weights = np.random.default_rng(4).standard_normal(np.shape(read(y)))
+    loss = lambda y: np.sum(np.real(read(y) * weights))  # noqa: E731
+    fast = ad.grad(loss)(y)
+    with pytest.MonkeyPatch.context() as patch:
+        _use_reference_backward(patch)
+        general = ad.grad(loss)(y)
+    _same_kind(fast, general, "gradient")
+    np.testing.assert_array_equal(fast, general)  # the same sums in the same order
+    assert fast.flags.writeable and fast.base is None
+    np.testing.assert_array_equal(y, before)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.bool_, np.complex128])
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
 def test_sum_fast_path_agrees_with_the_general_reduction(dtype, shape):

@@ -83,6 +83,8 @@ def aval_of(x) -> Aval:
     aval = _SCALAR_AVALS.get(type(x))
     if aval is not None:
         return aval
+    if isinstance(x, np.generic):  # a NumPy scalar (np.sum's result, an element)
+        return Aval((), x.dtype)
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval

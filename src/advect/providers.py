@@ -16,6 +16,9 @@ __all__ = ["namespace_of", "provider_of", "on_provider_of", "numpy_dtype", "is_a
 
 _NAMESPACES: dict[type, object] = {np.ndarray: np}
 _SCALARS = (bool, int, float, complex, np.generic)
+# scalars of no provider in particular, by exact type (the loop's fast check)
+_SCALAR_TYPES = frozenset((bool, int, float, complex, type(None), *(
+    np.dtype(c).type for c in "?bhilqBHILQefdgFDG")))
 
 
 def namespace_of(args) -> object:
@@ -32,6 +35,8 @@ def namespace_of(args) -> object:
     found = None
     for a in args:
         t = type(a)
+        if t in _SCALAR_TYPES:
+            continue
         xp = _NAMESPACES.get(t)
         if xp is None:
             if isinstance(a, _SCALARS) or a is None:

@@ -19,6 +19,7 @@ from ..dtypes import Aval, aval_of
 from ..errors import NoVJPError
 from ..numpy._methods import INPUT
 from ..ops import _rules
+from ..ops.indexing import index_key
 from .forward import JVPTrace, JVPTracer
 
 __all__ = ["LinearTrace", "LinearTracer", "linearize_flat", "lower", "backward", "forward",
@@ -213,6 +214,34 @@ def _pop(cts, lazy, var):
     return ct
 
 
+_GATHER = ops.gather
+
+
+def _gather_into(cts, lazy, var, ct, attrs) -> bool:
+    """The transpose of a basic-index ``gather`` (no index arrays, so no repeated targets)
+    for NumPy cotangents, in place: ``ct`` is added into the variable's cotangent at the index
+    when that cotangent is a temporary of this pass, or written into fresh zeros. The general
+    path builds zeros, scatters into them and adds (three ops); the values are the same. Returns
+    False (nothing done) for any other case."""
+    if type(var) is not LinearTracer or core.debug_hooks is not None or var.index in lazy:
+        return False
+    aval = var.aval
+    if not (type(ct) is np.ndarray or isinstance(ct, np.generic)) or ct.dtype != aval.dtype:
+        return False
+    key = index_key(attrs["index"], ())
+    old = cts.get(var.index)
+    if old is None:
+        old = np.zeros(aval.shape, aval.dtype)
+        old[key] = ct
+        cts[var.index] = old
+        return True
+    if (type(old) is np.ndarray and old.base is None and sys.getrefcount(old) == 3
+            and old.flags.writeable and old.dtype == aval.dtype and old.shape == aval.shape):
+        old[key] += ct  # only the table holds ``old``: a temporary of this backward pass
+        return True
+    return False
+
+
 def backward(tape: list, seeds: list, keep: bool = False) -> dict:
     """Walk ``tape`` backward from ``seeds`` (pairs of output var and cotangent); returns the
     cotangents by variable index. Without ``keep`` each equation is released once used."""
@@ -235,6 +264,8 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
                 continue
             if lazy and out.index in lazy:
                 ct = _expand(ct, lazy.pop(out.index), op.elementwise, args)
+        if op is _GATHER and len(args) == 1 and _gather_into(cts, lazy, args[0], ct, attrs):
+            continue
         if core.debug_hooks is None:
             arg_cts = op.transpose(ct, *args, **attrs)
         else:  # inside advect.debug: locate errors, check cotangents for NaN and inf
