@@ -21,14 +21,17 @@ __all__ = ["Literal", "Node", "Graph", "validate", "evaluate", "listing", "renum
 class Literal:
     """A Python scalar operand: weak, so NEP 50 promotion holds when it meets an array."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "_key")
 
     def __init__(self, value: bool | int | float | complex):
         self.value = value
+        self._key = None
 
     def key(self) -> tuple:
-        # 1, 1.0 and True hash alike in Python; they are different operands here
-        return (type(self.value).__name__, repr(self.value))
+        # 1, 1.0 and True hash alike in Python, and 0.0 equals -0.0: different operands here
+        if self._key is None:
+            self._key = (type(self.value).__name__, repr(self.value))
+        return self._key
 
     def __repr__(self) -> str:
         return repr(self.value)

@@ -388,8 +388,7 @@ class _Walk:
         elif self.simplifying:
             node, result = self._simplify(node)
         if result is None and self.folding and not node.op.multiple_results and (
-                _data_independent(node) or all(type(x) is Literal or x in self.out.constants
-                                               for x in node.inputs)):
+                _all_known(self.out.constants, node.inputs) or _data_independent(node)):
             result = self._fold(node)
         if result is None and self.merging and not node.op.multiple_results:
             key = _cse_key(node)
@@ -442,11 +441,24 @@ class _Walk:
         return result
 
 
+def _all_known(constants: dict, inputs: tuple) -> bool:
+    for x in inputs:
+        if type(x) is not Literal and x not in constants:
+            return False
+    return True
+
+
 def _cse_key(node: Node):
     """What makes two nodes the same computation (None: attrs that cannot be hashed)."""
+    operands = node.inputs
+    for x in operands:
+        if type(x) is Literal:
+            operands = tuple(x.key() if type(x) is Literal else x for x in operands)
+            break
+    attrs = node.attrs
     # attrs with their types: 1, 1.0 and True are equal keys in Python, not equal attrs here
-    key = (node.op, tuple(x.key() if type(x) is Literal else x for x in node.inputs),
-           tuple(sorted((a, type(v).__name__, v) for a, v in node.attrs.items())))
+    key = (node.op, operands, tuple(sorted((a, type(v).__name__, v) for a, v in attrs.items()))
+           if attrs else ())
     try:
         hash(key)
     except TypeError:
