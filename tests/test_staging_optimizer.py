@@ -282,3 +282,22 @@ def test_one_walk_reaches_the_fixpoint(seed):
         again, report = optimize(program.graph)
         assert report.nodes_after == len(program.graph.nodes), program.graph
         assert [n.op.name for n in again.nodes] == op_names(program)
+
+
+def test_element_cotangents_scatter_into_the_running_sum():
+    # the reverse pass adds the cotangent of each y[i] into y's: x + scatter_add(0, v, i) is
+    # scatter_add(x, v, i), bit for bit (basic indices only: no repeated targets)
+    y = np.array([0.3, -1.2, 0.7])
+
+    def loss(y):
+        return y[0] * y[1] + np.sin(y[2]) * y[0] + y[1] ** 2
+
+    program = ad.grad(ad.stage(loss, y))
+    names = op_names(program)
+    graph = program.graph
+    assert names.count("scatter_add") == 3, str(graph)
+    assert all(graph.avals[n.outputs[0]].shape == () for n in graph.nodes
+               if n.op.name == "add"), str(graph)  # only the elements' own sums remain
+    np.testing.assert_array_equal(program(y), ad.grad(loss)(y))
+    advanced = ad.grad(ad.stage(lambda y: np.sum(y[[0, 0, 1]] * y[2]), y))
+    np.testing.assert_allclose(advanced(y), [2 * y[2], y[2], 2 * y[0] + y[1]], rtol=1e-15)

@@ -258,6 +258,24 @@ def _negation_outward(graph, node, producer, uses):
     return None
 
 
+def _scatter_into(graph, node, producer, uses):
+    """x + scatter_add(zeros, v, index) -> scatter_add(x, v, index) for a basic index (no
+    index arrays, so no repeated targets: exact up to the sign of zero), when the scatter has
+    no other use: how a reverse pass adds the cotangent of ``y[i]`` into that of ``y``."""
+    aval = graph.avals[node.outputs[0]]
+    for k in (0, 1):
+        x, other = node.inputs[k], node.inputs[1 - k]
+        inner = producer.get(x) if type(x) is not Literal else None
+        if (inner is None or inner.op.name != "scatter_add" or len(inner.inputs) != 2
+                or uses.get(x) != 1 or type(other) is Literal or graph.avals[other] != aval
+                or graph.avals[x] != aval):
+            continue
+        zeros = graph.constants.get(inner.inputs[0])
+        if zeros is not None and not np.any(zeros):
+            return Node(inner.op, (other, *inner.inputs[1:]), inner.attrs, node.outputs)
+    return None
+
+
 # --- constant folding ------------------------------------------------------------------------
 
 def _data_independent(node: Node) -> bool:
@@ -318,7 +336,7 @@ def _simplify_rules(graph: Graph, node: Node, producer: dict) -> list:
     """The rules that may rewrite ``node``, in order: each needs a known operand, a producer
     of some kind, or an op of some name, and most nodes have none of those."""
     name, ins = node.op.name, node.inputs
-    known = negated = broadcast = False
+    known = negated = broadcast = scattered = False
     first = None  # the producer of the first operand
     for i, x in enumerate(ins):
         if type(x) is Literal or x in graph.constants:
@@ -329,6 +347,7 @@ def _simplify_rules(graph: Graph, node: Node, producer: dict) -> list:
             first = inner if i == 0 else first
             negated = negated or inner.op.name == "negative"
             broadcast = broadcast or inner.op.name == "broadcast_to"
+            scattered = scattered or inner.op.name == "scatter_add"
     rules = []
     if name in _IDENTITY_OPS or name in _UNIT_OPS and (known or ins[0] == ins[-1]):
         rules.append(_identity)
@@ -340,6 +359,8 @@ def _simplify_rules(graph: Graph, node: Node, producer: dict) -> list:
             rules.append(_negation_outward)
     if broadcast and node.op.elementwise and len(ins) >= 2:
         rules.append(_implicit_broadcast)
+    if scattered and name == "add":
+        rules.append(_scatter_into)
     return rules
 
 
