@@ -157,6 +157,9 @@ def _staged(w):
         out = {"staged fwd": lambda: forward(*w.params),
                "plain fwd": lambda: w.loss(*w.params)}
         try:
+            start = time.perf_counter()  # the whole first use: stage, derive, first call
+            ad.value_and_grad(ad.stage(w.loss, *w.params), w.argnums)(*w.params)
+            w.first_grad_seconds = time.perf_counter() - start
             vg = ad.value_and_grad(forward, w.argnums)
             out["staged grad"] = lambda: vg(*w.params)
         except Exception as e:  # noqa: BLE001 - report and go on
@@ -299,6 +302,8 @@ def _format_row(row):
         parts.append(f"peak memory {name} {ratio:4.2f}x")
     if hasattr(w, "stage_seconds"):
         parts.append(f"staging {w.stage_seconds * 1e3:.1f} ms")
+    if hasattr(w, "first_grad_seconds"):
+        parts.append(f"staged grad build + first call {w.first_grad_seconds * 1e3:.1f} ms")
     return " | ".join(parts)
 
 
