@@ -222,16 +222,26 @@ MENU = [
 ]
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_optimized_random_programs_agree_with_eager_numpy(seed):
-    rng = np.random.default_rng(100 + seed)
+def _random_chain(rng, high: int):
+    """``chain(x, y)``: the values of a random program of 3 to ``high - 1`` MENU steps."""
     steps = [(int(rng.integers(len(MENU))), int(rng.integers(8)), int(rng.integers(8)))
-             for _ in range(int(rng.integers(3, 10)))]
+             for _ in range(int(rng.integers(3, high)))]
 
-    def f(x, y):
+    def chain(x, y):
         values = [x, y]
         for k, i, j in steps:
             values.append(MENU[k](values[i % len(values)], values[j % len(values)]))
+        return values
+    return chain
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_optimized_random_programs_agree_with_eager_numpy(seed):
+    rng = np.random.default_rng(100 + seed)
+    chain = _random_chain(rng, 10)
+
+    def f(x, y):
+        values = chain(x, y)
         return values[-1], values[-2] * 0.5
 
     x, y = rng.uniform(-1, 1, 12), rng.uniform(-1, 1, 12)
@@ -245,13 +255,10 @@ def test_optimized_random_programs_agree_with_eager_numpy(seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_optimized_random_gradients_agree_with_dynamic_gradients(seed):
     rng = np.random.default_rng(200 + seed)
-    steps = [(int(rng.integers(len(MENU))), int(rng.integers(8)), int(rng.integers(8)))
-             for _ in range(int(rng.integers(3, 8)))]
+    chain = _random_chain(rng, 8)
 
     def loss(x, y):
-        values = [x, y]
-        for k, i, j in steps:
-            values.append(MENU[k](values[i % len(values)], values[j % len(values)]))
+        values = chain(x, y)
         return np.sum(values[-1] * values[-2])
 
     x, y = rng.uniform(-1, 1, 12), rng.uniform(-1, 1, 12)
@@ -267,13 +274,10 @@ def test_one_walk_reaches_the_fixpoint(seed):
     from advect.staging.passes import optimize
 
     rng = np.random.default_rng(300 + seed)
-    steps = [(int(rng.integers(len(MENU))), int(rng.integers(8)), int(rng.integers(8)))
-             for _ in range(int(rng.integers(3, 10)))]
+    chain = _random_chain(rng, 10)
 
     def loss(x, y):
-        values = [x, y]
-        for k, i, j in steps:
-            values.append(MENU[k](values[i % len(values)], values[j % len(values)]))
+        values = chain(x, y)
         return np.sum(values[-1] * values[-2])
 
     x = rng.uniform(-1, 1, 12)
