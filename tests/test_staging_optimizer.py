@@ -235,6 +235,16 @@ def _random_chain(rng, high: int):
     return chain
 
 
+def _random_loss(rng, high: int):
+    """A scalar loss of a random chain: the sum of its last two values' product."""
+    chain = _random_chain(rng, high)
+
+    def loss(x, y):
+        values = chain(x, y)
+        return np.sum(values[-1] * values[-2])
+    return loss
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_optimized_random_programs_agree_with_eager_numpy(seed):
     rng = np.random.default_rng(100 + seed)
@@ -255,12 +265,7 @@ def test_optimized_random_programs_agree_with_eager_numpy(seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_optimized_random_gradients_agree_with_dynamic_gradients(seed):
     rng = np.random.default_rng(200 + seed)
-    chain = _random_chain(rng, 8)
-
-    def loss(x, y):
-        values = chain(x, y)
-        return np.sum(values[-1] * values[-2])
-
+    loss = _random_loss(rng, 8)
     x, y = rng.uniform(-1, 1, 12), rng.uniform(-1, 1, 12)
     staged = ad.grad(ad.stage(loss, x, y), (0, 1))(x, y)
     dynamic = ad.grad(loss, (0, 1))(x, y)
@@ -274,12 +279,7 @@ def test_one_walk_reaches_the_fixpoint(seed):
     from advect.staging.passes import optimize
 
     rng = np.random.default_rng(300 + seed)
-    chain = _random_chain(rng, 10)
-
-    def loss(x, y):
-        values = chain(x, y)
-        return np.sum(values[-1] * values[-2])
-
+    loss = _random_loss(rng, 10)
     x = rng.uniform(-1, 1, 12)
     for program in (ad.stage(loss, x, x), ad.grad(ad.stage(loss, x, x), (0, 1)),
                     ad.vjp_program(ad.stage(loss, x, x))):
