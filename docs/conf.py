@@ -46,5 +46,5 @@ html_css_files = ["advect.css"]
 nitpick_ignore_regex = [
     ("py:class", r"(collections\.abc|typing|numpy|np|xarray|xr|types)\..*"),
     ("py:class", r"advect\.(staging|dtypes|catalog|primitive|pytree|core|ops)\.[\w.]+"),
-    ("py:class", r"Graph|Aval|T"),
+    ("py:class", r"Graph|Aval|Plan|T"),
 ]
