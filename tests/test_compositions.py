@@ -327,15 +327,22 @@ def test_writing_a_python_float_input_into_a_float32_copy():
 
 
 @pytest.mark.parametrize("reduce", [np.sum, np.mean, np.max, np.min, np.prod])
-def test_a_reduction_of_a_python_float_input_is_weak_in_both_lifetimes(reduce):
-    # dynamic calls give a Python scalar for Python scalars in; staged rules said strong, so
-    # reduce(a) * float32_x was float32 dynamically and float64 staged
+def test_a_numpy_function_of_a_python_float_input_is_strong_as_in_numpy(reduce):
+    # NumPy's functions return NumPy values: np.sum(0.75) is np.float64, which promotes like
+    # an array (reduce(a) * float32_x is float64); only Python operators keep Python scalars
+    # weak. Both lifetimes once said weak (float32) here
     x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
     f = lambda a, x: reduce(a) * x  # noqa: E731
     dynamic, _ = ad.jvp(f, argnums=(0, 1))(0.75, x, tangents=(1.0, x))
     staged = ad.stage(f, 0.75, x)
-    assert dynamic.dtype == staged(0.75, x).dtype == staged.output_specs.dtype == np.float32
-    assert type(ad.stage(reduce, 0.75)(0.75)) is float
+    assert f(0.75, x).dtype == np.float64
+    assert dynamic.dtype == staged(0.75, x).dtype == staged.output_specs.dtype == np.float64
+    alone = ad.stage(reduce, 0.75)(0.75)
+    assert type(alone) is not float and alone.dtype == np.float64 and alone == reduce(0.75)
+    # the derivative of the weak input is still a Python float
+    assert type(ad.grad(lambda a: reduce(a) * 2.0)(0.75)) is float
+    weak = lambda a, x: (a * 2.0) * x  # noqa: E731
+    assert ad.stage(weak, 0.75, x)(0.75, x).dtype == weak(0.75, x).dtype == np.float32
 
 
 @pytest.mark.parametrize("g", [

@@ -39,6 +39,19 @@ def _operand(x):
     return x
 
 
+def _numpy_result(out):
+    """What a NumPy function returns is a NumPy value: a result that is still a weak Python
+    scalar (every operand was one) becomes a 0-d array of its dtype, as ``np.sin(0.5)`` is
+    ``np.float64(0.479...)``, which promotes like an array and can be indexed. Python operators
+    keep Python scalars weak (``0.5 * 2.0`` is a float)."""
+    if isinstance(out, Tracer):
+        aval = out.aval
+        return ops.astype(out, dtype=aval.dtype.name) if aval.weak else out
+    if type(out) is tuple:  # np.divmod, np.frexp and the like
+        return tuple(_numpy_result(o) for o in out)
+    return out
+
+
 def _binary(op, reflected=False):
     if reflected:
         def method(self, other):
@@ -119,11 +132,11 @@ class ArrayTracer(Tracer):
 
     # --- NumPy protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
+        return _numpy_result(_ufuncs.array_ufunc(ufunc, method, inputs, kwargs))
 
     def __array_function__(self, func, types, args, kwargs):
         _functions.check_device(func, kwargs)
-        out = _functions.array_function(func, types, args, kwargs, self)
+        out = _numpy_result(_functions.array_function(func, types, args, kwargs, self))
         if func in _VIEW_FUNCTIONS and args and isinstance(args[0], ArrayTracer) \
                 and isinstance(out, ArrayTracer):
             _view(args[0], out)  # NumPy returns a view: read-only here, stale after writes

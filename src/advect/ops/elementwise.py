@@ -527,7 +527,7 @@ def _astype_transpose(ct, x, *, dtype):
 
 def _astype_impl(xp, x, *, dtype):
     if type(x) in (bool, int, float, complex):  # a Python scalar: a weak input's value
-        return xp.asarray(x, dtype=_provider_dtype(xp, dtype))
+        return xp.asarray(x, dtype=_provider_dtype(xp, dtype))  # 0-d: no longer weak
     return provider_function(xp, "astype")(x, _provider_dtype(xp, dtype))
 
 
