@@ -143,13 +143,17 @@ class Plan:
         for s, rs in roots.items():
             for r in rs:
                 free_at[r] = max(free_at.get(r, -1), last_use.get(s, -1))
-        steps, deads, donations = [], [], 0
         first_node_slot = self.n_inputs + len(graph.constants)
+        dying: dict[int, list] = {}  # step -> the node results it reads last
+        for s, k in last_use.items():
+            if s >= first_node_slot and k != _NEVER:
+                dying.setdefault(k, []).append(s)
+        steps, deads, donations = [], [], 0
         for k, (node, args, ufunc) in enumerate(zip(graph.nodes, node_args, ufuncs)):
             outs = tuple(slot[v] for v in node.outputs)
-            dead = tuple(s for s in dict.fromkeys(args)
-                         if s >= first_node_slot and last_use.get(s) == k)
-            dead += tuple(s for s in outs if s not in last_use)  # results nobody reads
+            dead = tuple(dying.get(k, ()))
+            if any(s not in last_use for s in outs):  # results nobody reads
+                dead += tuple(s for s in outs if s not in last_use)
             donor = None if ufunc is None else _donor(graph, node, args, fresh, free_at, k)
             donations += donor is not None
             steps.append(_step(node, ufunc, self.xp, args, outs, dead, donor,
