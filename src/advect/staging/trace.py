@@ -92,8 +92,16 @@ class StageTrace(Trace):
 
     def process(self, op, args, attrs):
         graph = self.graph
-        inputs = tuple(self.operand(a, op.name) for a in args)
-        avals = [aval_of(x.value) if type(x) is Literal else graph.avals[x] for x in inputs]
+        inputs, avals = [], []
+        for a in args:  # the common operands first, inline: this trace's tracers
+            if type(a) is StageTracer and a._trace is self:
+                inputs.append(a._vid)
+                avals.append(a._aval)
+                continue
+            x = self.operand(a, op.name)
+            inputs.append(x)
+            avals.append(aval_of(x.value) if type(x) is Literal else graph.avals[x])
+        inputs = tuple(inputs)
         out = op.abstract(*avals, **attrs)
         if op.multiple_results:
             outs = tuple(graph.new_value(a) for a in out)
