@@ -330,12 +330,15 @@ _IDENTITY_OPS = frozenset(("astype", "broadcast_to", "positive", "reshape", "con
                            "reduce_sum", "permute_dims"))
 _CHAIN_OPS = frozenset(("negative", "permute_dims", "astype", "broadcast_to") + _RESHAPES)
 _NEGATION_OPS = frozenset(("add", "subtract", "multiply"))  # a negated operand
+_RULE_OPS = _UNIT_OPS | _IDENTITY_OPS | _CHAIN_OPS | _NEGATION_OPS
 
 
-def _simplify_rules(graph: Graph, node: Node, producer: dict) -> list:
+def _simplify_rules(graph: Graph, node: Node, producer: dict) -> list | tuple:
     """The rules that may rewrite ``node``, in order: each needs a known operand, a producer
     of some kind, or an op of some name, and most nodes have none of those."""
     name, ins = node.op.name, node.inputs
+    if name not in _RULE_OPS and not (node.op.elementwise and len(ins) >= 2):
+        return ()  # no rule takes this op (gather, sin, stack, ...)
     known = negated = broadcast = scattered = False
     first = None  # the producer of the first operand
     for i, x in enumerate(ins):
