@@ -337,8 +337,9 @@ def test_a_numpy_function_of_a_python_float_input_is_strong_as_in_numpy(reduce):
     staged = ad.stage(f, 0.75, x)
     assert f(0.75, x).dtype == np.float64
     assert dynamic.dtype == staged(0.75, x).dtype == staged.output_specs.dtype == np.float64
-    alone = ad.stage(reduce, 0.75)(0.75)
-    assert type(alone) is not float and alone.dtype == np.float64 and alone == reduce(0.75)
+    for alone in (ad.stage(reduce, 0.75)(0.75), ad.value_and_grad(reduce)(0.75)[0],
+                  ad.jvp(reduce)(0.75, tangents=1.0)[0]):
+        assert type(alone) is type(reduce(0.75)) is np.float64 and alone == reduce(0.75)
     # the derivative of the weak input is still a Python float
     assert type(ad.grad(lambda a: reduce(a) * 2.0)(0.75)) is float
     weak = lambda a, x: (a * 2.0) * x  # noqa: E731

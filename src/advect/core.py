@@ -104,13 +104,17 @@ def bind(op: Op, *args, **attrs):
         if args and type(args[0]) is np.ndarray:
             return op.impl(np, *args, **attrs)
         out = op.impl(namespace_of(args), *args, **attrs)
-        if isinstance(out, np.generic) and all(type(a) in _PYTHON_SCALARS for a in args):
+        if isinstance(out, np.generic) and op.name not in _STRONG and all(
+                type(a) in _PYTHON_SCALARS for a in args):
             return out.item()  # Python scalars in, a (weak) Python scalar out, as NEP 50 says
         return out
     return trace.process(op, args, attrs)
 
 
 _PYTHON_SCALARS = (bool, int, float, complex)
+# ops whose result is a NumPy value even for Python scalars in: astype makes a weak value a
+# NumPy scalar of its dtype (how np.sin(0.5) is np.float64 in the NumPy frontend)
+_STRONG = frozenset(("astype",))
 
 
 Op.__call__ = bind  # ops.sin(x) is bind(ops.sin, x), without an extra call frame

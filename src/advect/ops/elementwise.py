@@ -527,7 +527,8 @@ def _astype_transpose(ct, x, *, dtype):
 
 def _astype_impl(xp, x, *, dtype):
     if type(x) in (bool, int, float, complex):  # a Python scalar: a weak input's value
-        return xp.asarray(x, dtype=_provider_dtype(xp, dtype))  # 0-d: no longer weak
+        out = xp.asarray(x, dtype=_provider_dtype(xp, dtype))  # no longer weak
+        return out[()] if xp is np else out  # a NumPy scalar, as NumPy's functions give
     return provider_function(xp, "astype")(x, _provider_dtype(xp, dtype))
 
 
