@@ -89,6 +89,7 @@ VALID.update({
     "set_1x3_into_3": _set_leading_ones,
     "histogram_of_nothing": lambda x: np.histogram(x[:, :0])[1] * x[0, 0],
     "insert_nothing": lambda x: np.insert(x[0], [], []),
+    "take_nothing_out_of_range": lambda x: np.take(x[:0], [5, 0], axis=1),  # NumPy checks none
     "average_tuple_axis": lambda x: np.average(x, axis=(0, 1)),
     "average_tuple_axis_weights": lambda x: np.average(x, axis=(0, 1), weights=x),
     "matrix_rank_empty_stack": lambda x: np.linalg.matrix_rank(x[:, :2][None][:0]) * x[0, 0],
@@ -208,6 +209,7 @@ BAD = {
     "interp_lengths_differ": lambda x: np.interp(x[0], [1.0, 2.0], [1.0]),
     "index_out_of_range": lambda x: x[5],
     "take_out_of_range": lambda x: np.take(x, 10),
+    "take_from_an_empty_axis": lambda x: np.take(x[:, :0], [0], axis=1, mode="wrap"),
     "insert_out_of_range": lambda x: np.insert(x[0], 10, 1.0),
     "delete_out_of_range": lambda x: np.delete(x[0], 10),
     "histogram_range_not_a_pair": lambda x: np.histogram(x, range=1.0)[0] * 1.0,

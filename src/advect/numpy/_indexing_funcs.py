@@ -54,7 +54,16 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
         a, axis = _ravel(a), 0
     axis = normalize_axes(axis, _ndim(a))[0]
     indices = operand(indices)
-    return take_axis(a, _fix_mode(indices, _shape(a)[axis], mode, "take"), axis)
+    shape = _shape(a)
+    n, others = shape[axis], math.prod(shape[:axis] + shape[axis + 1:])
+    if not isinstance(indices, Tracer):
+        if n == 0 and np.size(indices):
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        if others == 0 and mode == "raise":
+            # NumPy checks no index when nothing is taken (an empty outer axis): the result
+            # is empty whichever positions are read, so read valid ones
+            return take_axis(a, np.clip(indices, 0, max(n - 1, 0)), axis)
+    return take_axis(a, _fix_mode(indices, n, mode, "take"), axis)
 
 
 def _axis_arrays(shape, indices, axis):
