@@ -303,5 +303,8 @@ def test_element_cotangents_scatter_into_the_running_sum():
     assert all(graph.avals[n.outputs[0]].shape == () for n in graph.nodes
                if n.op.name == "add"), str(graph)  # only the elements' own sums remain
     np.testing.assert_array_equal(program(y), ad.grad(loss)(y))
+    for scalar in (np.array(0.3), np.array(0.3, np.float32)):  # a NumPy scalar scattered into
+        f = lambda s: np.sum(s[None] ** 2) + np.sin(s)  # noqa: E731
+        np.testing.assert_array_equal(ad.grad(ad.stage(f, scalar))(scalar), ad.grad(f)(scalar))
     advanced = ad.grad(ad.stage(lambda y: np.sum(y[[0, 0, 1]] * y[2]), y))
     np.testing.assert_allclose(advanced(y), [2 * y[2], y[2], 2 * y[0] + y[1]], rtol=1e-15)

@@ -62,7 +62,7 @@ def getitem(xp, x, key):
 def scatter_add(xp, x, key, v):
     """A copy of ``x`` with ``v`` added at ``key``; repeated indices accumulate."""
     if xp is np:
-        out = x.copy()
+        out = np.array(x)  # a copy, and an array for a NumPy scalar x (0-d results are those)
         if _has_arrays(key):
             np.add.at(out, key, v)
         else:
