@@ -40,15 +40,18 @@ class Op:
     ``None`` for a zero tangent; ``transpose(ct, *args, **attrs)`` returns one cotangent per
     argument (``None`` where the argument is not linear) and exists only for ops that can appear
     on the linear tape. ``nondiff`` marks ops whose derivative is zero (comparisons, floor, argmax).
+    ``strong`` marks ops whose result is a NumPy value even for Python scalars in (``astype``);
+    every other op gives a weak Python scalar for Python scalars in, as NEP 50 says.
     """
 
     __slots__ = ("name", "abstract", "impl", "jvp", "transpose", "attrs", "linear", "nondiff",
-                 "multiple_results", "elementwise", "__weakref__")
+                 "multiple_results", "elementwise", "strong", "__weakref__")
 
     def __init__(self, name: str, *, abstract: Callable, impl: Callable,
                  jvp: Callable | None = None, transpose: Callable | None = None,
                  attrs: tuple[str, ...] = (), linear: bool = False, nondiff: bool = False,
-                 multiple_results: bool = False, elementwise: bool = False):
+                 multiple_results: bool = False, elementwise: bool = False,
+                 strong: bool = False):
         if name in REGISTRY:
             raise ValueError(f"an op named {name!r} is already registered")
         self.name = name
@@ -60,6 +63,7 @@ class Op:
         self.nondiff = nondiff
         self.multiple_results = multiple_results
         self.elementwise = elementwise
+        self.strong = strong
         if jvp is None and linear:
             jvp = _linear_jvp(self)
         self.jvp = jvp
@@ -104,7 +108,7 @@ def bind(op: Op, *args, **attrs):
         if args and type(args[0]) is np.ndarray:
             return op.impl(np, *args, **attrs)
         out = op.impl(namespace_of(args), *args, **attrs)
-        if isinstance(out, np.generic) and op.name not in _STRONG and all(
+        if isinstance(out, np.generic) and not op.strong and all(
                 type(a) in _PYTHON_SCALARS for a in args):
             return out.item()  # Python scalars in, a (weak) Python scalar out, as NEP 50 says
         return out
@@ -112,9 +116,6 @@ def bind(op: Op, *args, **attrs):
 
 
 _PYTHON_SCALARS = (bool, int, float, complex)
-# ops whose result is a NumPy value even for Python scalars in: astype makes a weak value a
-# NumPy scalar of its dtype (how np.sin(0.5) is np.float64 in the NumPy frontend)
-_STRONG = frozenset(("astype",))
 
 
 Op.__call__ = bind  # ops.sin(x) is bind(ops.sin, x), without an extra call frame

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import _STRONG, Trace, Tracer, bind
+from ..core import Trace, Tracer, bind
 from ..dtypes import aval_of
 from ..numpy._methods import ArrayTracer
 from ..providers import namespace_of
@@ -66,8 +66,7 @@ class JVPTrace(Trace):
                 namespace_of(primals)  # which also refuses mixed providers
             out = op.impl(xp, *primals, **attrs)
             if type(out) is not np.ndarray and isinstance(out, np.generic) \
-                    and op.name not in _STRONG and all(type(p) in _PYTHON_SCALARS
-                                                       for p in primals):
+                    and not op.strong and all(type(p) in _PYTHON_SCALARS for p in primals):
                 out = out.item()  # Python scalars in, a weak Python scalar out (as bind does)
         if not nonzero or op.nondiff:
             if op.multiple_results:

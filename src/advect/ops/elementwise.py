@@ -533,7 +533,7 @@ def _astype_impl(xp, x, *, dtype):
 
 
 astype = Op("astype", attrs=("dtype",), abstract=_astype_abstract, impl=_astype_impl,
-            jvp=_astype_jvp, transpose=_astype_transpose, elementwise=True)
+            jvp=_astype_jvp, transpose=_astype_transpose, elementwise=True, strong=True)
 
 
 def _provider_dtype(xp, name):
