@@ -14,6 +14,20 @@ from pathlib import Path
 
 import numpy as np
 
+from advect.autodiff.forward import JVPTrace, JVPTracer
+from advect.pytree import tree_map
+
+
+def traced_call(f, args):
+    """``f(*args)`` with the arrays traced by a live forward-mode trace (zero tangents): the
+    dynamic lifetime, results made concrete."""
+    trace = JVPTrace()
+    try:
+        out = f(*(JVPTracer(trace, a, None) if isinstance(a, np.ndarray) else a for a in args))
+        return tree_map(lambda o: o._concrete() if isinstance(o, JVPTracer) else o, out)
+    finally:
+        trace.close()
+
 
 def _rng(seed):
     return np.random.default_rng(seed)

@@ -15,11 +15,10 @@ import pytest
 
 import advect as ad
 from advect._compat import NUMPY_VERSION
-from advect.autodiff.forward import JVPTrace, JVPTracer
 from advect.catalog import catalog_counts, catalog_markdown, support_catalog
-from advect.pytree import tree_leaves, tree_map
+from advect.pytree import tree_leaves
 from advect.testing import check_grads
-from catalog_samples import function_sample, method_sample
+from catalog_samples import function_sample, method_sample, traced_call
 from ufunc_samples import method_call, ufunc_args
 
 ROWS = support_catalog()
@@ -150,16 +149,6 @@ NUMPY_ROWS = [r for r in ROWS if r.category != "array api"]
 STAGED = [r for r in NUMPY_ROWS if r.staged]
 
 
-def _dynamic(f, args):
-    """``f(*args)`` with the arrays traced by a live forward-mode trace (zero tangents)."""
-    trace = JVPTrace()
-    try:
-        out = f(*(JVPTracer(trace, a, None) if isinstance(a, np.ndarray) else a for a in args))
-        return tree_map(lambda o: o._concrete() if isinstance(o, JVPTracer) else o, out)
-    finally:
-        trace.close()
-
-
 @pytest.mark.parametrize("row", STAGED, ids=lambda r: r.name)
 def test_staged_row_matches_dynamic(row):
     f, args = _sample(row)
@@ -171,7 +160,7 @@ def test_staged_row_matches_dynamic(row):
                 f(*args)
             except (TypeError, ValueError):
                 pytest.skip("NumPy itself refuses this sample's dtypes")
-        _same(ad.stage(f, *args)(*args), _dynamic(f, args))
+        _same(ad.stage(f, *args)(*args), traced_call(f, args))
 
 
 @pytest.mark.parametrize("row", [r for r in NUMPY_ROWS if r.dynamic and not r.staged],

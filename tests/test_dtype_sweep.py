@@ -21,11 +21,10 @@ import pytest
 
 import advect as ad
 from advect import ops
-from advect.autodiff.forward import JVPTrace, JVPTracer
 from advect.catalog import support_catalog
 from advect.dtypes import STAGED_DTYPES, aval_of
-from advect.pytree import tree_leaves, tree_map
-from catalog_samples import function_sample, method_sample
+from advect.pytree import tree_leaves
+from catalog_samples import function_sample, method_sample, traced_call
 from op_cases import CASES, OpCase, const, distinct, floats, ints
 from ufunc_samples import method_call, ufunc_args
 
@@ -249,16 +248,6 @@ DYNAMIC_ROWS = [r for r in support_catalog() if r.category != "array api" and r.
                     "numpy.unique_values")]  # NumPy leaves the order unspecified
 
 
-def _traced(f, args):
-    """``f(*args)`` in a forward-mode trace with zero tangents: the dynamic lifetime."""
-    trace = JVPTrace()
-    try:
-        out = f(*(JVPTracer(trace, a, None) if isinstance(a, np.ndarray) else a for a in args))
-        return tree_map(lambda o: o._concrete() if isinstance(o, JVPTracer) else o, out)
-    finally:
-        trace.close()
-
-
 def _check_dynamic_row(row, dtype):
     f, args, numeric = _sample(row)
     args = _converted(args, dtype, numeric)
@@ -266,12 +255,12 @@ def _check_dynamic_row(row, dtype):
         expected = _quiet(f, *args)
     except Exception as e:
         try:
-            _quiet(_traced, f, args)
+            _quiet(traced_call, f, args)
         except Exception:
             return
         raise AssertionError(f"{row.name}: tracing accepts what NumPy refuses ({e})") from None
     try:
-        got = _quiet(_traced, f, args)
+        got = _quiet(traced_call, f, args)
     except Exception as e:
         raise AssertionError(f"{row.name}: tracing raises {type(e).__name__}: {e}, where NumPy "
                              "gives a result") from None
