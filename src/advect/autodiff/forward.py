@@ -108,6 +108,12 @@ class JVPTracer(ArrayTracer):
     def aval(self):
         return aval_of(self.primal)
 
+    def _weak(self) -> bool:
+        primal = self.primal
+        if isinstance(primal, ArrayTracer):  # an outer trace's value
+            return primal._weak()
+        return type(primal) in _PYTHON_SCALARS or isinstance(primal, Tracer) and primal.aval.weak
+
     @property
     def shape(self):
         return tuple(self.primal.shape) if hasattr(self.primal, "shape") else ()

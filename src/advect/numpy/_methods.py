@@ -44,9 +44,8 @@ def _numpy_result(out):
     scalar (every operand was one) becomes a 0-d array of its dtype, as ``np.sin(0.5)`` is
     ``np.float64(0.479...)``, which promotes like an array and can be indexed. Python operators
     keep Python scalars weak (``0.5 * 2.0`` is a float)."""
-    if isinstance(out, Tracer):
-        aval = out.aval
-        return ops.astype(out, dtype=aval.dtype.name) if aval.weak else out
+    if isinstance(out, ArrayTracer):
+        return ops.astype(out, dtype=out.aval.dtype.name) if out._weak() else out
     if type(out) is tuple:  # np.divmod, np.frexp and the like
         return tuple(_numpy_result(o) for o in out)
     return out
@@ -129,6 +128,10 @@ class ArrayTracer(Tracer):
 
     # _views: weak refs to views (_mutation); _where: source line, set only inside advect.debug
     __slots__ = ("_mut", "_views", "_where", "__weakref__")
+
+    def _weak(self) -> bool:
+        """Whether this value stands for a Python scalar (subclasses answer without an aval)."""
+        return self.aval.weak
 
     # --- NumPy protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
