@@ -505,6 +505,42 @@ def test_sum_fast_path_agrees_with_the_general_reduction(dtype, shape):
         _same_kind(ad.grad(fast)(x), x, "grad")
 
 
+@settings(FAST, max_examples=60)
+@given(programs())
+def test_tape_avals_recorded_without_the_abstract_rule_agree_with_it(program):
+    # apply_linear records a linear op's tangent with the primal result's aval instead of
+    # deriving it: every equation's aval must be what the op's abstract rule gives
+    from advect.autodiff.reverse import LinearTracer, linearize_flat
+    from advect.dtypes import aval_of
+
+    _, f, xs, _, _ = _eager(program, np.float64)
+    out, _, trace, tape = linearize_flat(f, [np.asarray(x) for x in xs])
+    equations = list(tape.tape)
+    trace.close()
+    tape.close()
+    for op, args, attrs, var in equations:
+        avals = [a.aval if type(a) is LinearTracer else aval_of(a) for a in args]
+        expected = op.abstract(*avals, **attrs)
+        got = tuple(v.aval for v in var) if op.multiple_results else var.aval
+        assert got == expected, f"{op.name}: recorded {got}, the abstract rule gives {expected}"
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize(("shape", "shift", "axes"), [
+    ((8,), (1,), (0,)), ((8,), (-11,), (0,)), ((3, 4), (2,), (1,)), ((3, 4), (5,), (-1,)),
+    ((2, 3, 5), (1,), (1,)), ((0, 3), (1,), (0,)), ((4, 0), (2,), (1,)), ((3,), (0,), (0,)),
+    ((3, 4), (1, -2), (0, 1)), ((3, 4), (1, 1), (0, 0)),  # several axes: np.roll itself
+])
+def test_roll_fast_path_agrees_with_np_roll(shape, shift, axes, order):
+    from advect import ops
+
+    x = np.array(np.arange(float(np.prod(shape))).reshape(shape), order=order)
+    got, expected = ops.roll.impl(np, x, shift=shift, axes=axes), np.roll(x, shift, axis=axes)
+    _same_kind(got, expected, "roll")
+    np.testing.assert_array_equal(got, expected)
+    assert got.flags.c_contiguous == expected.flags.c_contiguous and got.flags.writeable
+
+
 def test_value_and_grad_scalar_lowering_agrees_with_the_pullback():
     # value_and_grad takes the output tracer's tangent directly (no flattening) and skips the
     # scalar check for NumPy float scalars; vjp lowers through the general path

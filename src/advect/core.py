@@ -14,10 +14,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .dtypes import aval_of
 from .errors import EscapedTracerError, NoJVPError
 from .providers import namespace_of
 
-__all__ = ["Op", "bind", "Trace", "Tracer", "REGISTRY", "new_level"]
+__all__ = ["Op", "bind", "apply_linear", "Trace", "Tracer", "REGISTRY", "new_level"]
 
 REGISTRY: dict[str, Op] = {}
 
@@ -81,14 +82,37 @@ def _linear_jvp(op: Op) -> Callable:
     """A linear op's JVP is the op applied to the tangents (zeros filled in where needed)."""
 
     def jvp(primals, tangents, out, **attrs):
-        if len(tangents) == 1:
-            return bind(op, tangents[0], **attrs)
+        if all(t is not None for t in tangents):
+            return apply_linear(op, tangents, primals, out, attrs)
         from .ops._rules import zeros_like_aval  # the rules module imports core
 
         filled = [zeros_like_aval(p) if t is None else t for p, t in zip(primals, tangents)]
         return bind(op, *filled, **attrs)
 
     return jvp
+
+
+def apply_linear(op: Op, args, primals, out, attrs: dict):
+    """``bind(op, *args, **attrs)`` for a JVP rule that applies a linear ``op`` to tangents in
+    place of the ``primals`` it got (``out`` is the primal result).
+
+    When each argument is a variable of one linear tape with its primal's aval, or the primal
+    itself (a constant operand such as an index array), the result has the primal result's
+    aval: the tape records it without deriving it again (the hot case of ``grad``)."""
+    trace = None
+    if debug_hooks is None and not op.multiple_results:
+        for a, p in zip(args, primals):
+            if isinstance(a, Tracer):
+                if not a._linear or trace is not None and a._trace is not trace \
+                        or a.aval != aval_of(p):
+                    break
+                trace = a._trace
+            elif a is not p:
+                break
+        else:
+            if trace is not None and trace.alive:
+                return trace.record(op, args, attrs, aval_of(out))
+    return bind(op, *args, **attrs)
 
 
 def bind(op: Op, *args, **attrs):
@@ -108,8 +132,8 @@ def bind(op: Op, *args, **attrs):
         if args and type(args[0]) is np.ndarray:
             return op.impl(np, *args, **attrs)
         out = op.impl(namespace_of(args), *args, **attrs)
-        if isinstance(out, np.generic) and not op.strong and all(
-                type(a) in _PYTHON_SCALARS for a in args):
+        if (not args or type(args[0]) in _PYTHON_SCALARS) and isinstance(out, np.generic) \
+                and not op.strong and all(type(a) in _PYTHON_SCALARS for a in args):
             return out.item()  # Python scalars in, a (weak) Python scalar out, as NEP 50 says
         return out
     return trace.process(op, args, attrs)

@@ -10,8 +10,8 @@ import functools
 
 import numpy as np
 
-__all__ = ["namespace_of", "provider_of", "on_provider_of", "numpy_dtype", "is_array",
-           "provider_name", "default_device", "device_of", "same_device", "to_numpy",
+__all__ = ["NUMPY_TYPES", "namespace_of", "provider_of", "on_provider_of", "numpy_dtype",
+           "is_array", "provider_name", "default_device", "device_of", "same_device", "to_numpy",
            "refuse_subclass"]
 
 _NAMESPACES: dict[type, object] = {np.ndarray: np}
@@ -19,6 +19,7 @@ _SCALARS = (bool, int, float, complex, np.generic)
 # scalars of no provider in particular, by exact type (the loop's fast check)
 _SCALAR_TYPES = frozenset((bool, int, float, complex, type(None), *(
     np.dtype(c).type for c in "?bhilqBHILQefdgFDG")))
+NUMPY_TYPES = _SCALAR_TYPES | {np.ndarray}  # exact types whose namespace is NumPy
 
 
 def namespace_of(args) -> object:

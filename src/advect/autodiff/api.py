@@ -36,6 +36,15 @@ class _Selection:
     def __init__(self, args: tuple, kwargs: dict, argnums, argnames, where: str):
         if argnums is None and argnames is None:
             argnums = 0
+        x = args[0] if len(args) == 1 else None
+        self.simple = (argnums == 0 and type(argnums) is int and argnames is None
+                       and not kwargs and type(x) is np.ndarray and x.dtype.kind in "fc")
+        if self.simple:  # f(x) for one floating array: the common call, without the loops
+            self.single, self.nums, self.names, self.argnums, self.argnames = True, [0], (), 0, None
+            self.args, self.kwargs, self.slots = [x], {}, [("pos", 0)]
+            self.treedefs, self.primals, self.python_scalar = [LEAF], [x], [False]
+            self.fixed, self.count = {}, 1
+            return
         self.single = isinstance(argnums, int | np.integer)
         nums = () if argnums is None else ((argnums,) if self.single else tuple(argnums))
         resolved = []
@@ -88,7 +97,7 @@ class _Selection:
         return [fill(self.fixed[i]) if i in self.fixed else next(it) for i in range(self.count)]
 
     def call(self, f: Callable) -> Callable:
-        if len(self.args) == 1 and self.nums == [0] and not self.kwargs \
+        if self.simple or len(self.args) == 1 and self.nums == [0] and not self.kwargs \
                 and self.treedefs[0] is LEAF and not self.fixed:
             return f  # f(x): the flat call is the call
         def call_flat(*leaves):
@@ -110,6 +119,8 @@ class _Selection:
         """Per-input results, in the gradient structure the selection asks for. ``flat`` has one
         entry per differentiated leaf; the others get ``fill(leaf)`` (default: zeros of the
         leaf's shape and dtype, ``None`` for a leaf that is not an array)."""
+        if self.simple:
+            return flat[0]
         if any(self.python_scalar):
             flat = [float(g) if scalar and not isinstance(g, Tracer) and np.ndim(g) == 0 else g
                     for g, scalar in zip(flat, self.python_scalar)]

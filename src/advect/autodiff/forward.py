@@ -11,7 +11,7 @@ import numpy as np
 from ..core import Trace, Tracer, bind
 from ..dtypes import aval_of
 from ..numpy._methods import ArrayTracer
-from ..providers import namespace_of
+from ..providers import NUMPY_TYPES, namespace_of
 from . import state
 
 __all__ = ["JVPTrace", "JVPTracer", "split"]
@@ -39,6 +39,18 @@ class JVPTrace(Trace):
             else:
                 p, t = a, None
             return self._finish(op, (p,), (t,), t is not None, isinstance(p, Tracer), attrs)
+        if len(args) == 2:  # the common binary case, without the loop
+            a, b = args
+            if type(a) is JVPTracer and a._trace is self:
+                pa, ta = a.primal, a.tangent
+            else:
+                pa, ta = a, None
+            if type(b) is JVPTracer and b._trace is self:
+                pb, tb = b.primal, b.tangent
+            else:
+                pb, tb = b, None
+            return self._finish(op, (pa, pb), (ta, tb), ta is not None or tb is not None,
+                                isinstance(pa, Tracer) or isinstance(pb, Tracer), attrs)
         primals = []
         tangents = []
         nonzero = False
@@ -62,11 +74,14 @@ class JVPTrace(Trace):
         if nested:
             out = bind(op, *primals, **attrs)
         else:  # concrete primals: call the provider directly
-            xp = np if len(primals) == 1 and type(primals[0]) is np.ndarray else \
+            n = len(primals)
+            xp = np if type(primals[0]) in NUMPY_TYPES and (
+                n == 1 or n == 2 and type(primals[1]) in NUMPY_TYPES) else \
                 namespace_of(primals)  # which also refuses mixed providers
             out = op.impl(xp, *primals, **attrs)
-            if type(out) is not np.ndarray and isinstance(out, np.generic) \
-                    and not op.strong and all(type(p) in _PYTHON_SCALARS for p in primals):
+            if type(out) is not np.ndarray and type(primals[0]) in _PYTHON_SCALARS \
+                    and isinstance(out, np.generic) and not op.strong \
+                    and all(type(p) in _PYTHON_SCALARS for p in primals):
                 out = out.item()  # Python scalars in, a weak Python scalar out (as bind does)
         if not nonzero or op.nondiff:
             if op.multiple_results:
@@ -110,6 +125,8 @@ class JVPTracer(ArrayTracer):
 
     def _weak(self) -> bool:
         primal = self.primal
+        if type(primal) is np.ndarray:  # the hot case
+            return False
         if isinstance(primal, ArrayTracer):  # an outer trace's value
             return primal._weak()
         return type(primal) in _PYTHON_SCALARS or isinstance(primal, Tracer) and primal.aval.weak

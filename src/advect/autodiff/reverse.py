@@ -87,9 +87,17 @@ class LinearTrace(Trace):
             out_aval = op.abstract(*[_aval(a) for a in args], **attrs)
         if op.multiple_results:
             out = tuple(self.new_var(a) for a in out_aval)
-        else:
-            out = LinearTracer(self, out_aval, self.count)
-            self.count += 1
+            self.tape.append((op, args, attrs, out))
+            return out
+        return self.record(op, args, attrs, out_aval)
+
+    def record(self, op, args: tuple, attrs: dict, aval: Aval) -> LinearTracer:
+        """Append ``op(*args)`` with the known output ``aval`` (a single result)."""
+        if op.transpose is None:
+            raise NoVJPError(f"operation {op.name!r} has no transpose rule, so it cannot be "
+                             "differentiated in reverse mode", op=op.name)
+        out = LinearTracer(self, aval, self.count)
+        self.count += 1
         self.tape.append((op, args, attrs, out))
         return out
 
@@ -142,8 +150,15 @@ def linearize_flat(fun, primals):
 def ones_like_scalar(primal):
     """The cotangent seed 1 for a scalar output, in its dtype and provider."""
     if type(primal) is np.ndarray or isinstance(primal, np.generic):
-        return np.ones((), primal.dtype)
+        seed = _SEEDS.get(primal.dtype)
+        if seed is None:
+            seed = _SEEDS[primal.dtype] = np.ones((), primal.dtype)
+            seed.flags.writeable = False  # shared by every call: backward copies what it keeps
+        return seed
     return ops.full_like(primal, fill_value=1, shape=(), dtype=None)
+
+
+_SEEDS: dict = {}
 
 
 def lower(trace, value):
@@ -280,8 +295,13 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
                     _accumulate(cts, lazy, a, c)
     for index, aval in lazy.items():  # what is left are the inputs' cotangents
         if index in cts:
-            ct = ops.broadcast_to(cts[index], shape=aval.shape)
-            cts[index] = ct.copy() if type(ct) is np.ndarray else ct  # writable, not a view
+            ct = cts[index]
+            if type(ct) is np.ndarray or isinstance(ct, np.generic):
+                full = np.empty(aval.shape, aval.dtype)  # writable memory of its own
+                full[...] = ct
+                cts[index] = full
+            else:
+                cts[index] = ops.broadcast_to(ct, shape=aval.shape)
     _own(cts, seeds)
     if not keep:
         tape.clear()

@@ -17,24 +17,29 @@ from ..errors import TracingError
 
 __all__ = ["transform_state", "transform_states", "push", "pop"]
 
-_local = threading.local()
+class _Local(threading.local):
+    def __init__(self):
+        self.stack: list = []  # each thread starts with its own empty stack
+
+
+_local = _Local()
 
 
 def _stack() -> list:
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    return stack
+    return _local.stack
 
 
 def push(trace) -> None:
-    _stack().append((trace, {}))
+    _local.stack.append((trace, {}))
 
 
 def pop(trace) -> None:
     """Forget ``trace`` and its state (searching from the innermost: closes may come out of
     order when a pullback outlives an inner transform)."""
-    stack = _stack()
+    stack = _local.stack
+    if stack and stack[-1][0] is trace:  # the usual, innermost case
+        del stack[-1]
+        return
     for i in range(len(stack) - 1, -1, -1):
         if stack[i][0] is trace:
             del stack[i]

@@ -169,6 +169,8 @@ def dot_sum(product, axes: tuple[int, ...]):
 
 def conj(x):
     """Complex conjugate; the identity (no op emitted) for real values."""
+    if type(x) is np.ndarray:  # the hot case
+        return ops.conj(x) if x.dtype.kind == "c" else x
     kind = getattr(getattr(x, "dtype", None), "kind", None)
     if kind is None:  # a Python scalar, or a provider dtype without .kind
         kind = aval_of(x).dtype.kind
@@ -182,8 +184,11 @@ def unbroadcast(x, shape: tuple[int, ...]):
     ``shape``, which is all a cotangent of an elementwise op needs (the reverse pass expands it
     only where a transpose needs the exact shape).
     """
-    xshape = getattr(x, "shape", None)
-    xshape = aval_of(x).shape if xshape is None else tuple(xshape)
+    if type(x) is np.ndarray:  # the hot case
+        xshape = x.shape
+    else:
+        xshape = getattr(x, "shape", None)
+        xshape = aval_of(x).shape if xshape is None else tuple(xshape)
     if xshape == shape:
         return x
     nx, ns = len(xshape), len(shape)
@@ -203,7 +208,7 @@ def fit(t, out):
     else:
         aval = aval_of(out)
         shape, dtype = aval.shape, aval.dtype
-    t_aval = t if type(t) is np.ndarray else aval_of(t)
+    t_aval = t if type(t) is np.ndarray else t.aval if isinstance(t, Tracer) else aval_of(t)
     if t_aval.shape == shape and t_aval.dtype == dtype:
         return t
     aval = aval_of(out)

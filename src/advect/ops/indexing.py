@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Op
+from ..core import Op, apply_linear
 from ..dtypes import Aval
 from . import _portable
 from ._rules import aval_of, broadcast_shapes, is_linear, unbroadcast
@@ -76,8 +76,8 @@ def _gather_transpose(ct, x, *arrays, index):
 
 gather = Op("gather", attrs=("index",), abstract=_gather_abstract, linear=True,
             impl=lambda xp, x, *arrays, index: _portable.getitem(xp, x, index_key(index, arrays)),
-            jvp=lambda primals, tangents, out, *, index: gather(
-                tangents[0], *primals[1:], index=index),
+            jvp=lambda primals, tangents, out, *, index: apply_linear(
+                gather, (tangents[0], *primals[1:]), primals, out, {"index": index}),
             transpose=_gather_transpose)
 
 
