@@ -489,12 +489,14 @@ def test_basic_index_transposes_in_place_agree_with_the_general_path(read, dtype
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.bool_, np.complex128])
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
-def test_sum_fast_path_agrees_with_the_general_reduction(dtype, shape):
-    # np.sum(x) skips the general reduction path: same value, dtype and derivatives as
-    # np.sum over every axis spelled out (the general path), dynamic and staged
+@pytest.mark.parametrize("reduce", [np.sum, np.mean])
+def test_sum_fast_path_agrees_with_the_general_reduction(dtype, shape, reduce):
+    # np.sum(x) and np.mean(x) skip the general reduction path: same value, dtype and
+    # derivatives as the reduction over every axis spelled out (the general path), dynamic
+    # and staged
     x = (np.arange(int(np.prod(shape))).reshape(shape) % 3 - 0.5).astype(dtype)
-    fast = lambda x: np.sum(x * 2)  # noqa: E731
-    general = lambda x: np.sum(x * 2, axis=tuple(range(np.ndim(x))), keepdims=False)  # noqa: E731
+    fast = lambda x: reduce(x * 2)  # noqa: E731
+    general = lambda x: reduce(x * 2, axis=tuple(range(np.ndim(x))), keepdims=False)  # noqa: E731
     for f in (fast, general):
         _same_kind(ad.stage(f, x)(x), general(x), "staged np.sum")
         tangent = np.ones_like(x) if np.dtype(dtype).kind in "fc" else np.zeros_like(x)
@@ -654,3 +656,39 @@ def test_astype_of_a_python_float_input():
     assert ad.grad(ad.stage(f, 0.5))(0.5) == 2.0
     value = ad.stage(f, 0.5)(0.5)
     assert value == 1.0 and np.asarray(value).dtype == np.float32
+
+
+@pytest.mark.parametrize("xs", [
+    (np.float64(1.5), np.float64(-2.0)), (np.arange(3.0), np.ones(3)),
+    (np.ones((2, 3), np.float32), np.zeros((2, 3), np.float32)), (np.arange(4),),
+    (np.zeros((0, 2)), np.zeros((0, 2))), (np.array(1.0), np.array(2.0)),
+    (np.asfortranarray(np.ones((2, 3))), np.ones((2, 3))),       # np.stack itself
+    (np.float32(1.0), np.float64(2.0)), (1.0, np.float64(2.0)),  # mixed: np.stack itself
+    (np.array([True, False]), np.array([False, False])),
+])
+@pytest.mark.parametrize("axis", [0, -1])
+def test_stack_fast_path_agrees_with_np_stack(xs, axis):
+    from advect import ops
+
+    axis = axis % (np.ndim(xs[0]) + 1)
+    got, expected = ops.stack.impl(np, *xs, axis=axis), np.stack(xs, axis=axis)
+    _same_kind(got, expected, "stack")
+    np.testing.assert_array_equal(got, expected)
+    assert got.flags.c_contiguous == expected.flags.c_contiguous and got.flags.writeable
+
+
+@pytest.mark.parametrize("dtypes", [(np.float64, np.float64), (np.float32, np.float32),
+                                    (np.float32, np.float64), (np.complex128, np.float64)])
+def test_matrix_vector_transpose_agrees_with_forward_mode(dtypes):
+    # the matrix @ vector transpose is one product (no axes added and removed): against
+    # forward mode (each basis direction), staged, and the input left unchanged
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((5, 3)).astype(dtypes[0])
+    w = rng.standard_normal(3).astype(dtypes[1])
+    u = rng.standard_normal(5)
+    f = lambda w: np.sum(np.real((X @ w) * u) ** 2) + np.real(X @ w)[0]  # noqa: E731
+    g = ad.grad(f)(w)
+    forward = np.array([ad.jvp(f)(w, tangents=np.eye(3, dtype=w.dtype)[i])[1] for i in range(3)])
+    _same_kind(g, w, "gradient")
+    _close(g, forward, "reverse vs forward mode", 1e-5 if np.float32 in dtypes else 1e-12, 1e-6)
+    _close(ad.grad(ad.stage(f, w))(w), g, "staged vs dynamic", 1e-6, 1e-6)

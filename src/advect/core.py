@@ -103,8 +103,14 @@ def apply_linear(op: Op, args, primals, out, attrs: dict):
     if debug_hooks is None and not op.multiple_results:
         for a, p in zip(args, primals):
             if isinstance(a, Tracer):
-                if not a._linear or trace is not None and a._trace is not trace \
-                        or a.aval != aval_of(p):
+                if not a._linear or trace is not None and a._trace is not trace:
+                    break
+                aval = a.aval
+                if type(p) is np.ndarray:  # the hot case, without building p's aval
+                    if aval.shape != p.shape or aval.dtype != p.dtype or aval.weak \
+                            or aval.device is not None:
+                        break
+                elif not aval == aval_of(p):
                     break
                 trace = a._trace
             elif a is not p:

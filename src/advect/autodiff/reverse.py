@@ -179,7 +179,7 @@ def _accumulate(cts, lazy, var, ct):
     """Add ``ct`` into the cotangent of ``var``. A cotangent that merely broadcasts to the
     variable's shape is kept small (``lazy``) until a non-elementwise transpose needs it."""
     aval = var.aval
-    if type(ct) is np.ndarray:
+    if type(ct) is np.ndarray or isinstance(ct, np.generic):
         shape, dtype = ct.shape, ct.dtype
     else:  # a tracer, a Python scalar or another provider's array: compare NumPy dtypes
         ct_aval = aval_of(ct)

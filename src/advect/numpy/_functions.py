@@ -117,6 +117,8 @@ def known_value(x):
 
 
 def _shape(x):
+    if type(x) is np.ndarray or isinstance(x, Tracer):  # without building an aval
+        return x.shape
     return aval_of(x).shape
 
 
@@ -233,6 +235,11 @@ def count_where(a, axes, keepdims, where=True, dtype="int64"):
 
 @implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    if (axis is None and dtype is None and out is None and where is True and not keepdims
+            and isinstance(a, Tracer) and aval_of(a).dtype.kind in "fc"):  # np.mean(x)
+        shape = a.shape
+        total = ops.reduce_sum(a, axes=_ALL_AXES[len(shape)], keepdims=False)
+        return ops.divide(total, math.prod(shape))
     if dtype is None and aval_of(a).dtype.kind not in "fc":
         dtype = np.float64
     axes = normalize_axes(axis, len(_shape(a)))
@@ -432,10 +439,13 @@ def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 @implements(np.stack)
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     arrays = [np.asarray(a) if isinstance(a, list | tuple) else a for a in arrays]
-    shapes = {_shape(a) for a in arrays}
-    if len(shapes) != 1:
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shape = _shape(arrays[0])
+    if any(_shape(a) != shape for a in arrays[1:]):
         raise ValueError("all input arrays must have the same shape")
-    axis = normalize_axes(axis, len(_shape(arrays[0])) + 1)[0]
+    n = len(shape) + 1
+    axis = axis % n if type(axis) is int and -n <= axis < n else normalize_axes(axis, n)[0]
     if dtype is not None:
         arrays = [astype(a, dtype) for a in arrays]
     return ops.stack(*arrays, axis=axis)

@@ -98,9 +98,9 @@ def ufunc_abstract(ufunc):
             y = avals[1]
             outs = resolve(((x.dtype, x.weak), (y.dtype, y.weak)))
             if x.shape == y.shape:
-                if (len(outs) == 1 and outs[0] is x.dtype and x.weak == y.weak
+                if (len(outs) == 1 and outs[0] is x.dtype and (x.weak == y.weak or not x.weak)
                         and (x.device is not None or y.device is None)):
-                    return x
+                    return x  # x's aval is the result's (an array with a Python scalar, too)
                 shape = x.shape
             else:
                 shape = broadcast_shapes(x.shape, y.shape)
@@ -203,7 +203,7 @@ def unbroadcast(x, shape: tuple[int, ...]):
 
 def fit(t, out):
     """Broadcast and cast a tangent to the primal output ``out`` (a value or an Aval)."""
-    if type(out) is np.ndarray or type(out) is Aval:  # the hot case: no Aval to build
+    if type(out) is np.ndarray or type(out) is Aval or isinstance(out, np.generic):  # hot
         shape, dtype = out.shape, out.dtype
     else:
         aval = aval_of(out)

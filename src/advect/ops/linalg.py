@@ -47,6 +47,8 @@ def matrix_transpose(x):
 
 def _matmul_transpose(ct, x, y):
     xs, ys = aval_of(x).shape, aval_of(y).shape
+    if len(xs) == 2 and len(ys) == 1 and not is_linear(x):  # matrix @ vector: one product
+        return (None, matmul(matrix_transpose(conj(x)), ct))
     x2 = x if len(xs) > 1 else None
     if len(xs) == 1:  # treat x as (1, n) and y as (n, 1); restore the removed axes on ct
         ct = ops.expand_dims(ct, axes=(aval_of(ct).ndim - (0 if len(ys) == 1 else 1),))
