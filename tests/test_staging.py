@@ -404,6 +404,16 @@ def test_program_is_immutable():
         program._plan = None
 
 
+def test_a_program_is_planned_on_its_first_call():
+    # a program that is only differentiated (grad of a stage) never pays for its own plan
+    program = ad.stage(loss, SAMPLE)
+    assert program._plan is None
+    gradient = ad.grad(program)
+    assert program._plan is None
+    np.testing.assert_array_equal(program(SAMPLE), ad.stage(loss, SAMPLE)(SAMPLE))
+    assert program._plan is not None and gradient(SAMPLE).shape == SAMPLE.shape
+
+
 def test_program_describes_itself():
     program = ad.stage(loss, SAMPLE)
     assert program.signature == ((ad.ArraySpec((8,), "float64"),), {})

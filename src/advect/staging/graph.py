@@ -99,8 +99,12 @@ def operand_aval(graph: Graph, x) -> Aval:
     return aval_of(x.value) if type(x) is Literal else graph.avals[x]
 
 
-def validate(graph: Graph, error: Callable[[str], Exception] = ValueError) -> None:
-    """Check definition before use and every node's avals against its op's abstract rule."""
+def validate(graph: Graph, error: Callable[[str], Exception] = ValueError,
+             derive: bool = True) -> None:
+    """Check definition before use and every node's avals against its op's abstract rule.
+
+    ``derive=False`` checks the structure only (registered ops, each value defined once before
+    use): for a graph the staging trace just built, whose avals the same rules gave."""
     defined = set(graph.inputs) | set(graph.constants)
     n_values = len(graph.avals)
     # (op, operand avals, attrs and their types) -> what the abstract rule gave for them
@@ -112,34 +116,42 @@ def validate(graph: Graph, error: Callable[[str], Exception] = ValueError) -> No
         for x in node.inputs:
             if type(x) is not Literal and x not in defined:
                 raise error(f"node {k} ({op.name}): input %{x} is used before it is defined")
-        avals = tuple(operand_aval(graph, x) for x in node.inputs)
-        try:
-            key = (op, avals, tuple((a, type(v), v) for a, v in node.attrs.items()))
-            expected = derived.get(key)
-        except TypeError:  # attrs that cannot be hashed: derive every time
-            key, expected = None, None
-        if expected is None:
-            try:
-                expected = op.abstract(*avals, **node.attrs)
-            except Exception as exc:  # the rule's ValueError/TypeError, with a place
-                raise error(f"node {k} ({op.name}): {exc}") from None
-            expected = expected if op.multiple_results else (expected,)
-            if key is not None:
-                derived[key] = expected
-        if len(expected) != len(node.outputs):
-            raise error(f"node {k} ({op.name}): has {len(node.outputs)} outputs, its op gives "
-                        f"{len(expected)}")
-        for vid, aval in zip(node.outputs, expected):
+        if derive:
+            _check_avals(graph, k, node, derived, error)
+        for vid in node.outputs:
             if not 0 <= vid < n_values or vid in defined:
                 raise error(f"node {k} ({op.name}): output %{vid} is out of range or defined "
                             "twice")
-            if graph.avals[vid] != aval:
-                raise error(f"node {k} ({op.name}): output %{vid} is {graph.avals[vid]!r} but "
-                            f"the op gives {aval!r}")
             defined.add(vid)
     for x in graph.outputs:
         if type(x) is not Literal and x not in defined:
             raise error(f"graph output %{x} is never defined")
+
+
+def _check_avals(graph: Graph, k: int, node, derived: dict, error) -> None:
+    """Node ``k``'s output avals against its op's abstract rule (memoized in ``derived``)."""
+    op = node.op
+    avals = tuple(operand_aval(graph, x) for x in node.inputs)
+    try:
+        key = (op, avals, tuple((a, type(v), v) for a, v in node.attrs.items()))
+        expected = derived.get(key)
+    except TypeError:  # attrs that cannot be hashed: derive every time
+        key, expected = None, None
+    if expected is None:
+        try:
+            expected = op.abstract(*avals, **node.attrs)
+        except Exception as exc:  # the rule's ValueError/TypeError, with a place
+            raise error(f"node {k} ({op.name}): {exc}") from None
+        expected = expected if op.multiple_results else (expected,)
+        if key is not None:
+            derived[key] = expected
+    if len(expected) != len(node.outputs):
+        raise error(f"node {k} ({op.name}): has {len(node.outputs)} outputs, its op gives "
+                    f"{len(expected)}")
+    for vid, aval in zip(node.outputs, expected):
+        if 0 <= vid < len(graph.avals) and graph.avals[vid] != aval:
+            raise error(f"node {k} ({op.name}): output %{vid} is {graph.avals[vid]!r} but "
+                        f"the op gives {aval!r}")
 
 
 def evaluate(graph: Graph, inputs: list, constants: dict | None = None) -> list:

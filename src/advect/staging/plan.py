@@ -149,15 +149,18 @@ class Plan:
             if s >= first_node_slot and k != _NEVER:
                 dying.setdefault(k, []).append(s)
         steps, deads, donations = [], [], 0
+        avals = graph.avals
         for k, (node, args, ufunc) in enumerate(zip(graph.nodes, node_args, ufuncs)):
-            outs = tuple(slot[v] for v in node.outputs)
-            dead = tuple(dying.get(k, ()))
-            if any(s not in last_use for s in outs):  # results nobody reads
-                dead += tuple(s for s in outs if s not in last_use)
+            vids = node.outputs
+            outs = (slot[vids[0]],) if len(vids) == 1 else tuple(slot[v] for v in vids)
+            dead = tuple(dying[k]) if k in dying else ()
+            unread = [s for s in outs if s not in last_use]  # results nobody reads
+            if unread:
+                dead += tuple(unread)
             donor = None if ufunc is None else _donor(graph, node, args, fresh, free_at, k)
             donations += donor is not None
             steps.append(_step(node, ufunc, self.xp, args, outs, dead, donor,
-                               [graph.avals[v] for v in node.outputs]))
+                               [avals[v] for v in vids]))
             deads.append(dead)
         if self.blocked:  # elementwise regions over large arrays, in chunks
             steps = block_regions(graph, node_args, slot, steps, ufuncs, last_use, deads)
@@ -171,17 +174,20 @@ class Plan:
         of ops would otherwise carry the union of all buffers before it: quadratic time)."""
         fresh: set[int] = set()
         roots: dict[int, frozenset] = {}
-        if self.xp is not np:  # donation happens only with NumPy
+        avals = graph.avals
+        if self.xp is not np or not any(  # donation happens only with NumPy, for larger arrays
+                u is not None and avals[n.outputs[0]].size >= _DONATE_MIN
+                for n, u in zip(graph.nodes, ufuncs)):
             return fresh, roots
         empty = frozenset()
         for node, args, ufunc in zip(graph.nodes, node_args, ufuncs):
             outs = [slot[v] for v in node.outputs]
             if ufunc is not None:
-                if graph.avals[node.outputs[0]].ndim:
+                if avals[node.outputs[0]].size >= _DONATE_MIN:
                     fresh.add(outs[0])
                     roots[outs[0]] = frozenset(outs)
                 else:
-                    roots[outs[0]] = empty  # a new 0-d result
+                    roots[outs[0]] = empty  # small: never donated
                 continue
             if _allocates(node.op):
                 for s in outs:
@@ -203,11 +209,16 @@ class Plan:
         return outs
 
 
+# results smaller than this are not donated: analysing aliases costs more plan time than
+# reusing such a buffer saves (a 0-d result is never donated: it may be a NumPy scalar)
+_DONATE_MIN = 64
+
+
 def _donor(graph, node, args, fresh, free_at, k):
     """The operand slot a ufunc node may write its result into: a fresh buffer this step
     frees, of the result's aval (None: none)."""
     aval = graph.avals[node.outputs[0]]
-    if not aval.ndim:
+    if aval.size < _DONATE_MIN or not fresh:
         return None
     for x, s in zip(node.inputs, args):
         if s in fresh and free_at.get(s) == k and graph.avals[x] == aval:

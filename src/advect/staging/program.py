@@ -84,13 +84,14 @@ class StagedProgram:
     def __init__(self, *, graph: Graph, in_def: TreeDef, specs: list, out_def: TreeDef,
                  out_python: list[bool], version: str, report: OptimizationReport,
                  seconds: float, name: str, xp=np, plan: Plan | None = None):
-        # xp None: no recorded provider (derived and restored programs) -- NumPy's plan is
-        # built now, another provider's on its first call; plan: one already built for graph
+        # xp None: no recorded provider (derived and restored programs); plan: one already
+        # built for graph, else each provider's plan is built on its first call (a program
+        # that is only differentiated, never called, is never planned)
         set_ = object.__setattr__
         set_(self, "_graph", graph)
         set_(self, "_provider", xp)
-        set_(self, "_plan", Plan(graph, np if xp is None else xp) if plan is None else plan)
-        set_(self, "_plans", {(id(self._plan.xp), None): self._plan})
+        set_(self, "_plan", plan)
+        set_(self, "_plans", {} if plan is None else {(id(plan.xp), None): plan})
         set_(self, "_in_def", in_def)
         set_(self, "_specs", list(specs))
         pos, kw = tree_unflatten(in_def, specs)
@@ -133,13 +134,13 @@ class StagedProgram:
                 if type(a) is not np.ndarray or a.dtype is not dtype or a.shape != shape:
                     break
             else:
-                return self._finish(self._plan.run(args))
+                return self._finish((self._plan or self._first_plan()).run(args))
         flat = self._flat
         if flat is not None and len(args) == len(self._pos_specs) and len(kwargs) == len(
                 self._kw_specs):
             operands = _flat_operands(flat, args, kwargs)
             if operands is not None:
-                return self._finish(self._plan.run(operands))
+                return self._finish((self._plan or self._first_plan()).run(operands))
         operands = check_call(self._in_def, self._specs, args, kwargs, self._provider,
                               self._version)
         for a in operands:
@@ -156,8 +157,19 @@ class StagedProgram:
             v: trace.lift(c) for v, c in self._graph.constants.items()}
         return evaluate(self._graph, operands, constants)
 
+    def _first_plan(self) -> Plan:
+        """The plan for the program's own provider (NumPy when none is recorded), built once."""
+        xp = np if self._provider is None else self._provider
+        plan = self._plans.get((id(xp), None))
+        if plan is None:
+            plan = self._plans.setdefault((id(xp), None), Plan(self._graph, xp))
+        object.__setattr__(self, "_plan", plan)
+        return plan
+
     def _plan_for(self, operands: list) -> Plan:
         # one plan per (provider, device): constants live on the device of the call
+        if self._plan is None:
+            self._first_plan()
         xp = namespace_of(operands)
         device = None
         if xp is not np:
@@ -425,7 +437,7 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
     with _collector_paused(), generators_untouched(function):
         graph, out_def = trace_graph(call, in_avals, np if xp is None else xp,
                                      array_api_version=version)
-        validate(graph)
+        validate(graph, derive=False)  # the trace derived every aval with the ops' rules
         graph, report = optimize(graph)
         graph = renumber(graph)
         python = [operand_aval(graph, x).weak and operand_aval(graph, x).shape == ()
