@@ -82,7 +82,7 @@ def _linear_jvp(op: Op) -> Callable:
     """A linear op's JVP is the op applied to the tangents (zeros filled in where needed)."""
 
     def jvp(primals, tangents, out, **attrs):
-        if all(t is not None for t in tangents):
+        if len(tangents) == 1 or all(t is not None for t in tangents):  # one: never None
             return apply_linear(op, tangents, primals, out, attrs)
         from .ops._rules import zeros_like_aval  # the rules module imports core
 
