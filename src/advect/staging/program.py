@@ -162,7 +162,8 @@ class StagedProgram:
         xp = np if self._provider is None else self._provider
         plan = self._plans.get((id(xp), None))
         if plan is None:
-            plan = self._plans.setdefault((id(xp), None), Plan(self._graph, xp))
+            with _collector_paused():  # thousands of closures: no collection while they are made
+                plan = self._plans.setdefault((id(xp), None), Plan(self._graph, xp))
         object.__setattr__(self, "_plan", plan)
         return plan
 
