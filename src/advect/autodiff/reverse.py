@@ -77,8 +77,7 @@ class LinearTrace(Trace):
 
     def process(self, op, args, attrs):
         if op.transpose is None:
-            raise NoVJPError(f"operation {op.name!r} has no transpose rule, so it cannot be "
-                             "differentiated in reverse mode", op=op.name)
+            raise _no_transpose(op)
         if op.abstract is _SAME_SHAPE_BINARY and len(args) == 2:
             out_aval = _same_aval(*args)  # the hot case: var * constant of the same aval
             if out_aval is None:
@@ -94,8 +93,7 @@ class LinearTrace(Trace):
     def record(self, op, args: tuple, attrs: dict, aval: Aval) -> LinearTracer:
         """Append ``op(*args)`` with the known output ``aval`` (a single result)."""
         if op.transpose is None:
-            raise NoVJPError(f"operation {op.name!r} has no transpose rule, so it cannot be "
-                             "differentiated in reverse mode", op=op.name)
+            raise _no_transpose(op)
         out = LinearTracer(self, aval, self.count)
         self.count += 1
         self.tape.append((op, args, attrs, out))
@@ -103,6 +101,11 @@ class LinearTrace(Trace):
 
 
 _SAME_SHAPE_BINARY = _rules.broadcast_binary
+
+
+def _no_transpose(op) -> NoVJPError:
+    return NoVJPError(f"operation {op.name!r} has no transpose rule, so it cannot be "
+                      "differentiated in reverse mode", op=op.name)
 
 
 def _aval(a):
