@@ -183,17 +183,16 @@ def renumber(graph: Graph) -> Graph:
         out.constants[ids[v]] = graph.constants[v]
         out.origins[ids[v]] = graph.origins.get(v, "captured")
 
-    def operand(x):
-        return x if type(x) is Literal else ids[x]
-
+    avals, new_avals, nodes = graph.avals, out.avals, out.nodes
     for node in graph.nodes:
-        inputs = tuple(operand(x) for x in node.inputs)
+        inputs = tuple([x if type(x) is Literal else ids[x] for x in node.inputs])
         outputs = []
         for v in node.outputs:
-            ids[v] = out.new_value(graph.avals[v])
+            ids[v] = len(new_avals)
+            new_avals.append(avals[v])
             outputs.append(ids[v])
-        out.nodes.append(Node(node.op, inputs, node.attrs, tuple(outputs)))
-    out.outputs = [operand(x) for x in graph.outputs]
+        nodes.append(Node(node.op, inputs, node.attrs, tuple(outputs)))
+    out.outputs = [x if type(x) is Literal else ids[x] for x in graph.outputs]
     return out
 
 

@@ -44,9 +44,12 @@ def dce(graph: Graph) -> Graph:
     live = {x for x in graph.outputs if type(x) is not Literal}
     kept = []
     for node in reversed(graph.nodes):
-        if any(v in live for v in node.outputs):
+        outs = node.outputs
+        if outs[0] in live if len(outs) == 1 else any(v in live for v in outs):
             kept.append(node)
-            live.update(x for x in node.inputs if type(x) is not Literal)
+            for x in node.inputs:
+                if type(x) is not Literal:
+                    live.add(x)
     out = graph.copy(nodes=False)
     out.nodes = kept[::-1]
     out.constants = {v: c for v, c in graph.constants.items() if v in live}
@@ -403,7 +406,7 @@ class _Walk:
 
     def _visit(self, node: Node) -> None:
         sub, ins = self.sub, node.inputs
-        inputs = tuple(x if type(x) is Literal else sub.get(x, x) for x in ins)
+        inputs = tuple([x if type(x) is Literal else sub.get(x, x) for x in ins])
         if inputs != ins:
             node = Node(node.op, inputs, node.attrs, node.outputs)
         result = None
