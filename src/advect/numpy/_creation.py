@@ -1,5 +1,6 @@
-"""NumPy constructors on traced arrays: ``like=`` constructors, ranges with traced endpoints,
-``meshgrid`` and the file and buffer readers reached through ``like=``.
+"""NumPy constructors on traced arrays: ``zeros_like`` and the other ``*_like`` functions,
+``like=`` constructors, ranges with traced endpoints, ``meshgrid`` and the file and buffer
+readers reached through ``like=``.
 
 A ``like=x`` constructor returns a writable value of ``x``'s trace, so code can fill it with
 traced values (``y = np.zeros(3, like=x); y[0] = x[1]``).
@@ -15,8 +16,8 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
+from ..ops._rules import index_tuple
 from ._functions import (
-    _full_like,
     _moveaxis,
     _reshape,
     _shape,
@@ -29,6 +30,33 @@ from ._functions import (
     slice_along,
 )
 from ._shaping import _broadcast_arrays
+
+
+@implements(np.zeros_like, nondiff=True)
+def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _full_like(a, 0, dtype, order, shape=shape)
+
+
+@implements(np.ones_like, nondiff=True)
+def _ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _full_like(a, 1, dtype, order, shape=shape)
+
+
+@implements(np.empty_like, nondiff=True)
+def _empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _full_like(a, 0, dtype, order, shape=shape)
+
+
+@implements(np.full_like)
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    check_order(order, "numpy.full_like")
+    shape = None if shape is None else index_tuple(shape)
+    dtype = None if dtype is None else np.dtype(dtype).name
+    if hasattr(fill_value, "shape"):  # a traced fill value broadcasts and stays differentiable
+        target = ops.zeros_like(a, shape=shape, dtype=dtype)
+        # cast to the result's dtype (dtype=, else a's), as NumPy writes the fill value
+        return astype(ops.add(target, fill_value), aval_of(target).dtype)
+    return ops.full_like(a, fill_value=fill_value, shape=shape, dtype=dtype)
 
 
 def _shape_tuple(shape):

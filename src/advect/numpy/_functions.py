@@ -529,33 +529,6 @@ def _copy(a, order="K", subok=False):
     return owned_copy(a)
 
 
-@implements(np.zeros_like, nondiff=True)
-def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _full_like(a, 0, dtype, order, shape=shape)
-
-
-@implements(np.ones_like, nondiff=True)
-def _ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _full_like(a, 1, dtype, order, shape=shape)
-
-
-@implements(np.empty_like, nondiff=True)
-def _empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _full_like(a, 0, dtype, order, shape=shape)
-
-
-@implements(np.full_like)
-def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    check_order(order, "numpy.full_like")
-    shape = None if shape is None else index_tuple(shape)
-    dtype = None if dtype is None else np.dtype(dtype).name
-    if hasattr(fill_value, "shape"):  # a traced fill value broadcasts and stays differentiable
-        target = ops.zeros_like(a, shape=shape, dtype=dtype)
-        # cast to the result's dtype (dtype=, else a's), as NumPy writes the fill value
-        return astype(ops.add(target, fill_value), aval_of(target).dtype)
-    return ops.full_like(a, fill_value=fill_value, shape=shape, dtype=dtype)
-
-
 # --- linear algebra ----------------------------------------------------------------------------
 
 @implements(np.matmul)
