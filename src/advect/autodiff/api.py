@@ -41,9 +41,8 @@ class _Selection:
                        and not kwargs and type(x) is np.ndarray and x.dtype.kind in "fc")
         if self.simple:  # f(x) for one floating array: the common call, without the loops
             self.single, self.nums, self.names, self.argnums, self.argnames = True, [0], (), 0, None
-            self.args, self.kwargs, self.slots = [x], {}, [("pos", 0)]
-            self.treedefs, self.primals, self.python_scalar = [LEAF], [x], [False]
-            self.fixed, self.count = {}, 1
+            self.args, self.kwargs, self.slots, self.fixed = [x], {}, [("pos", 0)], {}
+            self.treedefs, self.primals, self.python_scalar, self.count = [LEAF], [x], [False], 1
             return
         self.single = isinstance(argnums, int | np.integer)
         nums = () if argnums is None else ((argnums,) if self.single else tuple(argnums))
