@@ -692,3 +692,23 @@ def test_matrix_vector_transpose_agrees_with_forward_mode(dtypes):
     _same_kind(g, w, "gradient")
     _close(g, forward, "reverse vs forward mode", 1e-5 if np.float32 in dtypes else 1e-12, 1e-6)
     _close(ad.grad(ad.stage(f, w))(w), g, "staged vs dynamic", 1e-6, 1e-6)
+
+
+def test_a_lazily_broadcast_cotangent_reaches_matmul_as_a_full_array(monkeypatch):
+    # np.sum(X @ w): the sum's cotangent is a 0-d array standing for its broadcast; a stride-0
+    # view of it would send X.T @ ct to NumPy's slow non-BLAS loop (30x here), so transposes
+    # that are not elementwise get it materialized: same values, contiguous
+    from advect import ops
+
+    seen = []
+    impl = ops.matmul.impl
+
+    def recording(xp, x, y):
+        seen.append((np.asarray(x).strides, np.asarray(y).strides))
+        return impl(xp, x, y)
+
+    monkeypatch.setattr(ops.matmul, "impl", recording)
+    X = np.arange(12.0).reshape(4, 3)
+    g = ad.grad(lambda w: np.sum(X @ w))(np.ones(3))
+    np.testing.assert_array_equal(g, X.T @ np.ones(4))
+    assert all(0 not in s for strides in seen for s in strides)

@@ -213,7 +213,8 @@ def _expand(ct, aval, elementwise, args):
     transpose whose tape operands all have that full shape may take it as it is: each operand's
     cotangent is then a pointwise function of the output's, so it broadcasts the same way. An
     operand that was itself broadcast needs the sum over the broadcast axes, which only the
-    full-shape cotangent gives (a NumPy broadcast is a view: no data is copied).
+    full-shape cotangent gives (there a broadcast view, no data copied). Other transposes get
+    the full cotangent (see :func:`_full`).
     """
     if elementwise:
         shape = aval.shape
@@ -222,13 +223,25 @@ def _expand(ct, aval, elementwise, args):
                 break
         else:
             return ct
+        return ops.broadcast_to(ct, shape=shape)
+    return _full(ct, aval)
+
+
+def _full(ct, aval):
+    """``ct`` broadcast to ``aval`` (its dtype already): for NumPy a fresh array, since a
+    stride-0 view sends ``matmul`` and other BLAS-backed transposes to NumPy's slow loops (a
+    30x slower ``X.T @ ct`` for ``np.sum(X @ w)``), else the provider's broadcast."""
+    if type(ct) is np.ndarray or isinstance(ct, np.generic):
+        full = np.empty(aval.shape, aval.dtype)  # writable memory of its own
+        full[...] = ct
+        return full
     return ops.broadcast_to(ct, shape=aval.shape)
 
 
 def _pop(cts, lazy, var):
     ct = cts.pop(var.index, None)
     if ct is not None and var.index in lazy:
-        ct = ops.broadcast_to(ct, shape=lazy.pop(var.index).shape)
+        ct = _full(ct, lazy.pop(var.index))
     return ct
 
 
@@ -298,13 +311,7 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
                     _accumulate(cts, lazy, a, c)
     for index, aval in lazy.items():  # what is left are the inputs' cotangents
         if index in cts:
-            ct = cts[index]
-            if type(ct) is np.ndarray or isinstance(ct, np.generic):
-                full = np.empty(aval.shape, aval.dtype)  # writable memory of its own
-                full[...] = ct
-                cts[index] = full
-            else:
-                cts[index] = ops.broadcast_to(ct, shape=aval.shape)
+            cts[index] = _full(cts[index], aval)
     _own(cts, seeds)
     if not keep:
         tape.clear()
