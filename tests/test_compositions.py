@@ -712,3 +712,20 @@ def test_a_lazily_broadcast_cotangent_reaches_matmul_as_a_full_array(monkeypatch
     g = ad.grad(lambda w: np.sum(X @ w))(np.ones(3))
     np.testing.assert_array_equal(g, X.T @ np.ones(4))
     assert all(0 not in s for strides in seen for s in strides)
+
+
+def test_matmul_hands_numpy_dense_operands(monkeypatch):
+    # a staged reverse pass feeds matmul a broadcast_to node (a stride-0 view): the NumPy
+    # implementation makes such an operand dense first, so matmul stays on BLAS
+    seen = []
+    matmul = np.matmul
+
+    def recording(x, y):
+        seen.append((x.strides, y.strides))
+        return matmul(x, y)
+
+    X = np.arange(300.0).reshape(100, 3)  # a cotangent too large to be folded
+    gradient = ad.grad(ad.stage(lambda w: np.sum(X @ w), np.ones(3)))
+    monkeypatch.setattr(np, "matmul", recording)
+    np.testing.assert_array_equal(gradient(np.ones(3)), X.T @ np.ones(100))
+    assert seen and all(0 not in s for strides in seen for s in strides)
