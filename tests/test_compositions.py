@@ -729,3 +729,21 @@ def test_matmul_hands_numpy_dense_operands(monkeypatch):
     monkeypatch.setattr(np, "matmul", recording)
     np.testing.assert_array_equal(gradient(np.ones(3)), X.T @ np.ones(100))
     assert seen and all(0 not in s for strides in seen for s in strides)
+
+
+@pytest.mark.parametrize("read", [
+    lambda x: np.var(np.sin(x[1:] @ x[1:].T), axis=0),   # found by the slow profile
+    lambda x: np.mean(x[1:, 3:] * 2.0, axis=0),         # a mean of no elements, empty
+    lambda x: np.std(x[1:, 3:], axis=0) + np.sum(x),
+])
+def test_an_empty_value_gets_its_cotangent_at_full_shape(read):
+    # a cotangent that stands lazily for its broadcast must not be computed on when the value
+    # it stands for is empty: the reverse pass of a mean over no elements divided 1 by 0
+    # (a RuntimeWarning, an error under -W error) where NumPy computes nothing
+    x = np.arange(3.0).reshape(1, 3) / 4
+    f = lambda x: np.sum(read(x))  # noqa: E731
+    with np.errstate(all="ignore"):
+        expected = _central_grad(f, [x])[0]
+    with np.errstate(all="raise"):
+        for g in (ad.grad(f)(x), ad.grad(ad.stage(f, x))(x)):
+            _close(g, expected, "gradient vs central differences", 1e-6, 1e-7)

@@ -190,7 +190,9 @@ def _accumulate(cts, lazy, var, ct):
     if dtype != aval.dtype:
         ct = _rules.fit(ct, aval.update(shape=tuple(shape)))
     if shape != aval.shape:
-        if not shape or _broadcastable(shape, aval.shape):  # a 0-d cotangent broadcasts to all
+        # a 0-d cotangent broadcasts to all; an empty variable gets its (empty) cotangent at
+        # once, so no transpose computes on values that do not exist (1 / 0 for a mean of none)
+        if (not shape or _broadcastable(shape, aval.shape)) and 0 not in aval.shape:
             lazy[var.index] = aval
         else:
             ct = _rules.fit(ct, aval)
