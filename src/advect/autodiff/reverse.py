@@ -76,19 +76,19 @@ class LinearTrace(Trace):
         return var
 
     def process(self, op, args, attrs):
-        if op.transpose is None:
-            raise _no_transpose(op)
         if op.abstract is _SAME_SHAPE_BINARY and len(args) == 2:
             out_aval = _same_aval(*args)  # the hot case: var * constant of the same aval
             if out_aval is None:
                 out_aval = op.abstract(*[_aval(a) for a in args], **attrs)
         else:
             out_aval = op.abstract(*[_aval(a) for a in args], **attrs)
-        if op.multiple_results:
-            out = tuple(self.new_var(a) for a in out_aval)
-            self.tape.append((op, args, attrs, out))
-            return out
-        return self.record(op, args, attrs, out_aval)
+        if not op.multiple_results:
+            return self.record(op, args, attrs, out_aval)
+        if op.transpose is None:
+            raise _no_transpose(op)
+        out = tuple(self.new_var(a) for a in out_aval)
+        self.tape.append((op, args, attrs, out))
+        return out
 
     def record(self, op, args: tuple, attrs: dict, aval: Aval) -> LinearTracer:
         """Append ``op(*args)`` with the known output ``aval`` (a single result)."""
@@ -215,8 +215,7 @@ def _expand(ct, aval, elementwise, args):
     transpose whose tape operands all have that full shape may take it as it is: each operand's
     cotangent is then a pointwise function of the output's, so it broadcasts the same way. An
     operand that was itself broadcast needs the sum over the broadcast axes, which only the
-    full-shape cotangent gives (there a broadcast view, no data copied). Other transposes get
-    the full cotangent (see :func:`_full`).
+    full-shape cotangent gives (a NumPy broadcast is a view: no data is copied).
     """
     if elementwise:
         shape = aval.shape
@@ -225,14 +224,12 @@ def _expand(ct, aval, elementwise, args):
                 break
         else:
             return ct
-        return ops.broadcast_to(ct, shape=shape)
-    return _full(ct, aval)
+    return ops.broadcast_to(ct, shape=aval.shape)
 
 
 def _full(ct, aval):
-    """``ct`` broadcast to ``aval`` (its dtype already): for NumPy a fresh array, since a
-    stride-0 view sends ``matmul`` and other BLAS-backed transposes to NumPy's slow loops (a
-    30x slower ``X.T @ ct`` for ``np.sum(X @ w)``), else the provider's broadcast."""
+    """An input's final cotangent ``ct`` broadcast to ``aval`` (its dtype already): writable
+    memory of its own for NumPy, else the provider's broadcast."""
     if type(ct) is np.ndarray or isinstance(ct, np.generic):
         full = np.empty(aval.shape, aval.dtype)  # writable memory of its own
         full[...] = ct
@@ -243,7 +240,7 @@ def _full(ct, aval):
 def _pop(cts, lazy, var):
     ct = cts.pop(var.index, None)
     if ct is not None and var.index in lazy:
-        ct = _full(ct, lazy.pop(var.index))
+        ct = ops.broadcast_to(ct, shape=lazy.pop(var.index).shape)
     return ct
 
 

@@ -183,15 +183,13 @@ def renumber(graph: Graph) -> Graph:
         out.constants[ids[v]] = graph.constants[v]
         out.origins[ids[v]] = graph.origins.get(v, "captured")
 
-    avals, new_avals, nodes = graph.avals, out.avals, out.nodes
     for node in graph.nodes:
         inputs = tuple([x if type(x) is Literal else ids[x] for x in node.inputs])
         outputs = []
         for v in node.outputs:
-            ids[v] = len(new_avals)
-            new_avals.append(avals[v])
+            ids[v] = out.new_value(graph.avals[v])
             outputs.append(ids[v])
-        nodes.append(Node(node.op, inputs, node.attrs, tuple(outputs)))
+        out.nodes.append(Node(node.op, inputs, node.attrs, tuple(outputs)))
     out.outputs = [x if type(x) is Literal else ids[x] for x in graph.outputs]
     return out
 

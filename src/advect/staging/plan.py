@@ -218,7 +218,7 @@ def _donor(graph, node, args, fresh, free_at, k):
     """The operand slot a ufunc node may write its result into: a fresh buffer this step
     frees, of the result's aval (None: none)."""
     aval = graph.avals[node.outputs[0]]
-    if aval.size < _DONATE_MIN or not fresh:
+    if aval.size < _DONATE_MIN:
         return None
     for x, s in zip(node.inputs, args):
         if s in fresh and free_at.get(s) == k and graph.avals[x] == aval:

@@ -169,8 +169,6 @@ class StagedProgram:
 
     def _plan_for(self, operands: list) -> Plan:
         # one plan per (provider, device): constants live on the device of the call
-        if self._plan is None:
-            self._first_plan()
         xp = namespace_of(operands)
         device = None
         if xp is not np:
