@@ -122,3 +122,43 @@ def test_reductions_move_after_a_region_only_when_nothing_in_it_needs_them(small
         return (y / total + x) * 3.0, np.max(y)
     _, blocked, _ = _check(normalized, x)
     assert _regions(blocked) == 2
+
+
+@pytest.fixture(params=[2, 3])
+def threads(request, small_chunks, monkeypatch):
+    # every region with at least one chunk per thread runs its spans on `request.param` threads
+    monkeypatch.setattr(blocks, "THREADS", request.param)
+    monkeypatch.setattr(blocks, "_MIN_CHUNKS_PER_THREAD", 1)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_regions_run_on_several_threads_are_bit_identical(threads, dtype):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-2, 2, 5 * 512 + 79).astype(dtype)  # spans of whole chunks, a ragged end
+    program, _, _ = _check(_w2, x)
+    _check(ad.value_and_grad(program), x)
+    y = rng.standard_normal(x.size).astype(dtype)
+    _check(_mixed, x.reshape(-1, 7), y.reshape(-1, 7), np.asarray(0.5, dtype))
+    _check(_ints, rng.integers(-50, 50, 4000), rng.integers(1, 50, 4000))
+
+
+def test_threads_run_under_the_callers_errstate(threads):
+    x = np.zeros(6 * 512)
+    x[-1] = 1000.0  # overflows in the last span, which another thread runs
+    program = ad.stage(lambda x: np.exp(x) * 2.0 + 1.0, x)
+    with np.errstate(over="ignore"):  # with the worker's default errstate: a RuntimeWarning
+        assert np.isinf(program(x)[-1])
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        program(x)
+    assert program(np.ones(6 * 512))[-1] == np.exp(1.0) * 2.0 + 1.0  # the pool still works
+
+
+def test_the_thread_count_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("ADVECT_NUM_THREADS", "3")
+    assert blocks._threads() == 3
+    monkeypatch.setenv("ADVECT_NUM_THREADS", "many")
+    with pytest.raises(ValueError, match="ADVECT_NUM_THREADS"):
+        blocks._threads()
+    monkeypatch.delenv("ADVECT_NUM_THREADS")
+    assert 1 <= blocks._threads() <= 8

@@ -11,18 +11,27 @@ chunks, so results are bit-identical; reductions and every other op stay outside
 At run time a region takes its blocked path only when each large operand is a C-contiguous
 ``numpy.ndarray`` of the expected shape and dtype; otherwise it runs its steps one by one as an
 unblocked plan would.
+
+Chunks are independent, so a region with enough of them splits its chunks into contiguous
+spans run by ``THREADS`` threads at once (NumPy's ufunc loops release the GIL), each with its
+own scratch buffers and a copy of the caller's context (so ``np.errstate`` holds there too).
+Each element is still computed by the same loop from the same values: the results do not
+depend on the thread count. ``ADVECT_NUM_THREADS=1`` keeps one thread.
 """
 
 from __future__ import annotations
 
+import contextvars
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 from .graph import Literal
 
-__all__ = ["L2_BYTES", "MIN_ELEMENTS", "block_regions", "region_order"]
+__all__ = ["L2_BYTES", "MIN_ELEMENTS", "THREADS", "block_regions", "region_order"]
 
 
 def _l2_bytes() -> int:
@@ -39,6 +48,40 @@ L2_BYTES = _l2_bytes()
 # regions over fewer elements keep the unblocked path (a chunk loop would only add overhead)
 MIN_ELEMENTS = 1 << 17
 _ALIGN = 512  # chunk lengths are multiples of this many elements
+
+
+def _threads() -> int:
+    """Threads for a region's chunks: ``ADVECT_NUM_THREADS``, else the CPUs this process may
+    use (at most 8)."""
+    text = os.environ.get("ADVECT_NUM_THREADS", "").strip()
+    if text:
+        try:
+            return max(1, int(text))
+        except ValueError:
+            raise ValueError(f"ADVECT_NUM_THREADS must be a positive integer, got {text!r}") \
+                from None
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8))
+
+
+THREADS = _threads()
+_MIN_CHUNKS_PER_THREAD = 4  # fewer chunks than this per thread: not worth a thread's start
+_pool: tuple[int, int, ThreadPoolExecutor] | None = None  # (pid, workers, pool)
+
+
+def _workers() -> ThreadPoolExecutor:
+    """The shared pool of ``THREADS - 1`` workers (made again in a forked child, whose copy
+    of the pool has no threads, or when ``THREADS`` changed)."""
+    global _pool
+    if _pool is None or _pool[0] != os.getpid() or _pool[1] != THREADS - 1:
+        if _pool is not None and _pool[0] == os.getpid():
+            _pool[2].shutdown(wait=False)
+        _pool = (os.getpid(), THREADS - 1,
+                 ThreadPoolExecutor(THREADS - 1, thread_name_prefix="advect-region"))
+    return _pool[2]
 
 
 def block_regions(graph, node_args: list, slot: dict, steps: list, ufuncs: list,
@@ -226,15 +269,34 @@ def _region_step(r: _Region) -> Callable:
         flat = [a.reshape(-1) for a in arrays]
         scalars = [env[s] for s in small]
         fulls = [np.empty(size, dtype) for _, dtype in outputs]
-        buffers = [np.empty(chunk, dtype) for dtype in scratch]
-        for lo in range(0, size, chunk):
-            hi = min(lo + chunk, size)
-            regs = [a[lo:hi] for a in flat]
-            regs += scalars
-            regs += [o[lo:hi] for o in fulls]
-            regs += buffers if hi - lo == chunk else [b[:hi - lo] for b in buffers]
-            for ufunc, ins, dst in code:
-                ufunc(*[regs[i] for i in ins], out=regs[dst])
+
+        def span(start, stop):  # the chunks from element ``start`` to ``stop``
+            buffers = [np.empty(chunk, dtype) for dtype in scratch]
+            for lo in range(start, stop, chunk):
+                hi = min(lo + chunk, stop)
+                regs = [a[lo:hi] for a in flat]
+                regs += scalars
+                regs += [o[lo:hi] for o in fulls]
+                regs += buffers if hi - lo == chunk else [b[:hi - lo] for b in buffers]
+                for ufunc, ins, dst in code:
+                    ufunc(*[regs[i] for i in ins], out=regs[dst])
+
+        chunks = -(-size // chunk)
+        n = min(THREADS, chunks // _MIN_CHUNKS_PER_THREAD)
+        if n < 2:
+            span(0, size)
+        else:  # contiguous spans of whole chunks; this thread runs the first
+            bounds = [min(size, chunks * i // n * chunk) for i in range(n + 1)]
+            pool = _workers()
+            futures = [pool.submit(contextvars.copy_context().run, span, lo, hi)
+                       for lo, hi in zip(bounds[1:-1], bounds[2:])]
+            try:
+                span(bounds[0], bounds[1])
+            finally:
+                for f in futures:  # every span finishes before an error propagates
+                    f.exception()
+            for f in futures:
+                f.result()
         for (s, _), full in zip(outputs, fulls):
             env[s] = full.reshape(shape)
         for s in dead:
