@@ -12,6 +12,7 @@ from advect.staging.plan import Plan
 def small_chunks(monkeypatch):
     # regions from 1000 elements, chunks of 512: many chunks and a ragged last one
     monkeypatch.setattr(blocks, "MIN_ELEMENTS", 1000)
+    monkeypatch.setattr(blocks, "MIN_CHEAP_ELEMENTS", 1000)
     monkeypatch.setattr(blocks, "L2_BYTES", 512 * 8)
 
 
@@ -95,6 +96,37 @@ def test_the_general_path_runs_for_non_contiguous_operands(small_chunks):
 def test_small_arrays_keep_the_unblocked_plan():
     program = ad.stage(_w2, np.ones(1000))
     assert _regions(Plan(program.graph)) == 0
+
+
+def test_regions_of_cheap_ufuncs_need_larger_arrays(monkeypatch):
+    monkeypatch.setattr(blocks, "MIN_ELEMENTS", 1000)
+    monkeypatch.setattr(blocks, "MIN_CHEAP_ELEMENTS", 4000)
+    cheap = lambda x: (x * 2.0 + 1.0) * x - 3.0  # noqa: E731
+    for n, regions in ((3000, 0), (4000, 1)):
+        assert _regions(Plan(ad.stage(cheap, np.ones(n)).graph)) == regions
+    assert _regions(Plan(ad.stage(lambda x: np.exp(x * 2.0) + 1.0, np.ones(3000)).graph)) == 1
+
+
+def test_region_results_written_over_dying_operands_are_right(small_chunks, monkeypatch):
+    # the diffusion step: each region's operands are results of earlier steps that die in
+    # it, so its results are written over their buffers; a 0-d view of one (squeeze(v[:1]))
+    # is read by every chunk of the next region, so that buffer must not be written over
+    def f(u):
+        for _ in range(3):
+            u = u + 0.1 * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
+        v = np.exp(u) * 2.0
+        return np.sin(v * np.squeeze(v[:1]) + v) - v, u
+    def g(x):  # a result (a) computed before the region's last read of a dying operand (d)
+        d = np.sin(x) * 3.0
+        a = np.exp(d) * np.cumsum(x)    # the cumsum ends the region of d
+        return a, np.sin(a * d), np.cos(d)
+    x = np.random.default_rng(6).standard_normal(3000)
+    _check(f, x)
+    _check(g, x)
+    _check(ad.value_and_grad(lambda x: np.sum(f(x)[0] ** 2)), x)
+    monkeypatch.setattr(blocks, "THREADS", 2)
+    monkeypatch.setattr(blocks, "_MIN_CHUNKS_PER_THREAD", 1)
+    _check(f, x)
 
 
 def test_donation_into_region_results_stays_correct(small_chunks):

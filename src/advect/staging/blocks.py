@@ -47,6 +47,15 @@ def _l2_bytes() -> int:
 L2_BYTES = _l2_bytes()
 # regions over fewer elements keep the unblocked path (a chunk loop would only add overhead)
 MIN_ELEMENTS = 1 << 17
+# ... and regions of only cheap, memory-bound ufuncs below this many: their arrays stay in the
+# last-level cache anyway, and chunking costs each ufunc one call per chunk
+MIN_CHEAP_ELEMENTS = 1 << 20
+_CHEAP = frozenset(getattr(np, name) for name in (
+    "add", "subtract", "multiply", "negative", "positive", "absolute", "conjugate", "square",
+    "maximum", "minimum", "fmax", "fmin", "copysign", "sign", "signbit", "equal", "not_equal",
+    "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+    "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "invert",
+    "left_shift", "right_shift", "isnan", "isinf", "isfinite"))
 _ALIGN = 512  # chunk lengths are multiples of this many elements
 
 
@@ -85,12 +94,14 @@ def _workers() -> ThreadPoolExecutor:
 
 
 def block_regions(graph, node_args: list, slot: dict, steps: list, ufuncs: list,
-                  last_use: dict, deads: list) -> list:
+                  last_use: dict, deads: list, aliases: tuple) -> list:
     """``steps`` with each blockable run of consecutive elementwise steps replaced by one.
 
     ``ufuncs[k]`` is the ufunc node ``k`` calls (None when it is not one); ``last_use`` maps a
     slot to the index of the last step that reads it (infinity for outputs); ``deads[k]`` are
-    the slots step ``k`` drops.
+    the slots step ``k`` drops; ``aliases`` is the plan's ``(fresh, roots, free_at)``: the
+    slots holding buffers the plan allocated, the fresh buffers each slot may alias, and the
+    step after which each fresh buffer is free (see ``Plan._schedule``).
 
     Example:
         >>> import numpy as np, advect as ad
@@ -112,12 +123,14 @@ def block_regions(graph, node_args: list, slot: dict, steps: list, ufuncs: list,
                and all(_fits(graph, x, shape) for x in graph.nodes[end].inputs)):
             end += 1
         if shape is None or end - k < 2 or not all(
-                _fits(graph, x, shape) for x in graph.nodes[k].inputs):
+                _fits(graph, x, shape) for x in graph.nodes[k].inputs) or (
+                graph.avals[graph.nodes[k].outputs[0]].size < MIN_CHEAP_ELEMENTS
+                and all(ufuncs[j] in _CHEAP for j in range(k, end))):
             out.append(steps[k])
             k += 1
             continue
         out.append(_region(graph, range(k, end), node_args, slot, steps, ufuncs, last_use,
-                           deads, shape))
+                           deads, shape, aliases))
         k = end
     return out
 
@@ -179,7 +192,7 @@ class _Region:
 
 
 def _region(graph, ks: range, node_args, slot, steps, ufuncs, last_use, deads,
-            shape) -> Callable:
+            shape, aliases) -> Callable:
     r = _Region()
     r.steps, r.shape = tuple(steps[k] for k in ks), shape
     r.size = graph.avals[graph.nodes[ks[0]].outputs[0]].size
@@ -201,8 +214,10 @@ def _region(graph, ks: range, node_args, slot, steps, ufuncs, last_use, deads,
                            for s in r.large)
     r.small = tuple(small)
     outputs = [s for s in defined if last_use.get(s, -1) > last]
-    r.outputs = tuple((s, graph.avals[graph.nodes[defined[s]].outputs[0]].dtype)
-                      for s in outputs)
+    donors = _donors(graph, ks, node_args, defined, outputs, r.large, r.large_dtypes, r.small,
+                     aliases)
+    r.outputs = tuple((s, graph.avals[graph.nodes[defined[s]].outputs[0]].dtype,
+                       donors.get(s)) for s in outputs)
     base_out = len(large) + len(small)
     reg = {s: i for i, s in enumerate(r.large)}
     reg.update({s: len(large) + i for i, s in enumerate(r.small)})
@@ -239,9 +254,39 @@ def _region(graph, ks: range, node_args, slot, steps, ufuncs, last_use, deads,
     r.dead = tuple(s for s in dict.fromkeys(s for k in ks for s in deads[k])
                    if s not in defined)
     per_element = sum(d.itemsize for d in r.large_dtypes) + sum(
-        d.itemsize for _, d in r.outputs) + sum(d.itemsize for d in scratch)
+        d.itemsize for _, d, _ in r.outputs) + sum(d.itemsize for d in scratch)
     r.chunk = max(_ALIGN, L2_BYTES // max(per_element, 1) // _ALIGN * _ALIGN)
     return _region_step(r)
+
+
+def _donors(graph, ks, node_args, defined, outputs, large, large_dtypes, small,
+            aliases) -> dict:
+    """For region results, a large operand whose buffer they may be written into: a buffer
+    the plan allocated, free after the region, that no other operand of the region may alias
+    (a 0-d view of it read by every chunk, say), of the result's dtype, and read in each chunk
+    no later than the instruction computing the result (at that instruction the ufunc reads
+    and writes the same elements: exact overlap, which NumPy's loops allow). Chunks touch
+    disjoint elements, so a chunk's writes never reach what another chunk reads. Saves the
+    result's allocation and its page faults, as ``Plan`` donation does for single steps."""
+    fresh, roots, free_at = aliases
+    candidates = [(d, dtype) for d, dtype in zip(large, large_dtypes)
+                  if d in fresh and free_at.get(d, -1) <= ks[-1]]
+    if not candidates:
+        return {}
+    last_read = {}
+    for k in ks:
+        for s in node_args[k]:
+            last_read[s] = k
+    operands = (*large, *small)
+    donors: dict[int, int] = {}
+    for out in outputs:
+        dtype = graph.avals[graph.nodes[defined[out]].outputs[0]].dtype
+        for d, d_dtype in candidates:
+            if (d_dtype == dtype and last_read[d] <= defined[out] and d not in donors.values()
+                    and not any(d in roots.get(s, ()) for s in operands if s != d)):
+                donors[out] = d
+                break
+    return donors
 
 
 def _value_of(graph, ks, node_args, s):
@@ -268,7 +313,8 @@ def _region_step(r: _Region) -> Callable:
                 return
         flat = [a.reshape(-1) for a in arrays]
         scalars = [env[s] for s in small]
-        fulls = [np.empty(size, dtype) for _, dtype in outputs]
+        fulls = [np.empty(size, dtype) if donor is None else env[donor].reshape(-1)
+                 for _, dtype, donor in outputs]
 
         def span(start, stop):  # the chunks from element ``start`` to ``stop``
             buffers = [np.empty(chunk, dtype) for dtype in scratch]
@@ -297,7 +343,7 @@ def _region_step(r: _Region) -> Callable:
                     f.exception()
             for f in futures:
                 f.result()
-        for (s, _), full in zip(outputs, fulls):
+        for (s, _, _), full in zip(outputs, fulls):
             env[s] = full.reshape(shape)
         for s in dead:
             env[s] = None

@@ -163,7 +163,8 @@ class Plan:
                                [avals[v] for v in vids]))
             deads.append(dead)
         if self.blocked:  # elementwise regions over large arrays, in chunks
-            steps = block_regions(graph, node_args, slot, steps, ufuncs, last_use, deads)
+            steps = block_regions(graph, node_args, slot, steps, ufuncs, last_use, deads,
+                                  (fresh, roots, free_at))
         return tuple(steps), donations
 
     def _aliases(self, graph, node_args, slot, ufuncs):
