@@ -126,6 +126,7 @@ def test_region_results_written_over_dying_operands_are_right(small_chunks, monk
     _check(ad.value_and_grad(lambda x: np.sum(f(x)[0] ** 2)), x)
     monkeypatch.setattr(blocks, "THREADS", 2)
     monkeypatch.setattr(blocks, "_MIN_CHUNKS_PER_THREAD", 1)
+    monkeypatch.setattr(blocks, "_MIN_WORK_PER_THREAD", 1)
     _check(f, x)
 
 
@@ -161,6 +162,7 @@ def threads(request, small_chunks, monkeypatch):
     # every region with at least one chunk per thread runs its spans on `request.param` threads
     monkeypatch.setattr(blocks, "THREADS", request.param)
     monkeypatch.setattr(blocks, "_MIN_CHUNKS_PER_THREAD", 1)
+    monkeypatch.setattr(blocks, "_MIN_WORK_PER_THREAD", 1)
     return request.param
 
 

@@ -77,7 +77,10 @@ def _threads() -> int:
 
 
 THREADS = _threads()
-_MIN_CHUNKS_PER_THREAD = 4  # fewer chunks than this per thread: not worth a thread's start
+# a thread's share must be worth waking it (about 0.1-0.3 ms on a loaded machine): at least
+# this many chunks and this many element-operations (elements times instructions)
+_MIN_CHUNKS_PER_THREAD = 4
+_MIN_WORK_PER_THREAD = 1 << 20
 _pool: tuple[int, int, ThreadPoolExecutor] | None = None  # (pid, workers, pool)
 
 
@@ -255,7 +258,7 @@ def _region(graph, ks: range, node_args, slot, steps, ufuncs, last_use, deads,
                    if s not in defined)
     per_element = sum(d.itemsize for d in r.large_dtypes) + sum(
         d.itemsize for _, d, _ in r.outputs) + sum(d.itemsize for d in scratch)
-    r.chunk = max(_ALIGN, L2_BYTES // max(per_element, 1) // _ALIGN * _ALIGN)
+    r.chunk = min(max(_ALIGN, L2_BYTES // max(per_element, 1) // _ALIGN * _ALIGN), r.size)
     return _region_step(r)
 
 
@@ -301,6 +304,7 @@ def _region_step(r: _Region) -> Callable:
     steps, large, large_dtypes, small, shape = r.steps, r.large, r.large_dtypes, r.small, r.shape
     outputs, scratch, code, dead, size, chunk = (r.outputs, r.scratch, r.code, r.dead, r.size,
                                                  r.chunk)
+    work = size * len(code)
     ndarray = np.ndarray
 
     def step(env):
@@ -328,7 +332,7 @@ def _region_step(r: _Region) -> Callable:
                     ufunc(*[regs[i] for i in ins], out=regs[dst])
 
         chunks = -(-size // chunk)
-        n = min(THREADS, chunks // _MIN_CHUNKS_PER_THREAD)
+        n = min(THREADS, chunks // _MIN_CHUNKS_PER_THREAD, work // _MIN_WORK_PER_THREAD)
         if n < 2:
             span(0, size)
         else:  # contiguous spans of whole chunks; this thread runs the first
