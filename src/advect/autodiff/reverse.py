@@ -178,9 +178,11 @@ def _broadcastable(shape, target) -> bool:
     return all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
 
 
-def _accumulate(cts, lazy, var, ct):
-    """Add ``ct`` into the cotangent of ``var``. A cotangent that merely broadcasts to the
-    variable's shape is kept small (``lazy``) until a non-elementwise transpose needs it."""
+def _accumulate(cts, lazy, var, ct, neg=None, negated=False):
+    """Add ``ct`` (its negation when ``negated``) into the cotangent of ``var``. A cotangent
+    that merely broadcasts to the variable's shape is kept small (``lazy``) until a
+    non-elementwise transpose needs it; ``neg`` holds the variables whose stored cotangent is
+    the negation of theirs (see ``backward``)."""
     aval = var.aval
     if type(ct) is np.ndarray or isinstance(ct, np.generic):
         shape, dtype = ct.shape, ct.dtype
@@ -199,13 +201,18 @@ def _accumulate(cts, lazy, var, ct):
     old = cts.get(var.index)
     if old is None:
         cts[var.index] = ct
-    elif (type(old) is np.ndarray and type(ct) is np.ndarray and old.base is None
-          and sys.getrefcount(old) == 3 and old.flags.writeable and old.dtype == ct.dtype
-          and old.shape == ct.shape):
+        if negated:
+            neg.add(var.index)
+        return
+    # the stored value keeps its sign: add ct when the signs agree, else subtract it
+    differ = negated != (neg is not None and var.index in neg)
+    if (type(old) is np.ndarray and type(ct) is np.ndarray and old.base is None
+            and sys.getrefcount(old) == 3 and old.flags.writeable and old.dtype == ct.dtype
+            and old.shape == ct.shape):
         # only the table holds ``old`` (a temporary of this backward pass): add in place
-        np.add(old, ct, out=old)
+        (np.subtract if differ else np.add)(old, ct, out=old)
     else:
-        cts[var.index] = ops.add(old, ct)
+        cts[var.index] = ops.subtract(old, ct) if differ else ops.add(old, ct)
 
 
 def _expand(ct, aval, elementwise, args):
@@ -237,17 +244,49 @@ def _full(ct, aval):
     return ops.broadcast_to(ct, shape=aval.shape)
 
 
-def _pop(cts, lazy, var):
+def _pop(cts, lazy, neg, var):
     ct = cts.pop(var.index, None)
+    if ct is not None and var.index in neg:
+        neg.discard(var.index)
+        ct = _negated(ct)
     if ct is not None and var.index in lazy:
         ct = ops.broadcast_to(ct, shape=lazy.pop(var.index).shape)
     return ct
 
 
+# ops whose transpose is another op's with some cotangents negated: the reverse pass carries
+# those signs (``neg`` in ``backward``) instead of computing negations, so a - b and -a put
+# no negative op on the way back; the sign is applied once, where it meets another
+# cotangent (a subtraction instead of an addition) or at the end
+_SIGNED = {ops.subtract: (ops.add.transpose, (False, True)),
+           ops.negative: (ops.positive.transpose, (True,))}
+
+
+def _odd(op) -> bool:
+    """Whether ``op``'s transpose of ``-ct`` is exactly minus its transpose of ``ct``: the
+    built-in rules (linear in ct, with NumPy arithmetic, which rounds symmetrically). A custom
+    primitive's or a checkpoint's rule runs user code (a clipping VJP, say): it gets the
+    negation computed."""
+    odd = _ODD.get(op)
+    if odd is None:
+        odd = _ODD[op] = getattr(op.transpose, "__module__", "").startswith("advect.ops.")
+    return odd
+
+
+_ODD: dict = {}
+
+
+def _negated(ct):
+    """The true cotangent of a negated one: ``0 - ct``, which is ``-ct`` except that a zero
+    comes out +0.0 (IEEE sums are not odd at zero: -(a + b) is -0.0 where (-a) + (-b) is +0.0
+    for b = -a, so ``-ct`` would show signs the general path does not)."""
+    return ops.subtract(0, ct)
+
+
 _GATHER = ops.gather
 
 
-def _gather_into(cts, lazy, var, ct, attrs) -> bool:
+def _gather_into(cts, lazy, neg, var, ct, negated, attrs) -> bool:
     """The transpose of a basic-index ``gather`` (no index arrays, so no repeated targets)
     for NumPy cotangents, in place: ``ct`` is added into the variable's cotangent at the index
     when that cotangent is a temporary of this pass, or written into fresh zeros. The general
@@ -264,51 +303,79 @@ def _gather_into(cts, lazy, var, ct, attrs) -> bool:
         old = np.zeros(aval.shape, aval.dtype)
         old[key] = ct
         cts[var.index] = old
+        if negated:
+            neg.add(var.index)
         return True
     if (type(old) is np.ndarray and old.base is None and sys.getrefcount(old) == 3
             and old.flags.writeable and old.dtype == aval.dtype and old.shape == aval.shape):
-        old[key] += ct  # only the table holds ``old``: a temporary of this backward pass
+        # only the table holds ``old``: a temporary of this backward pass
+        if negated != (var.index in neg):
+            old[key] -= ct
+        else:
+            old[key] += ct
         return True
     return False
 
 
 def backward(tape: list, seeds: list, keep: bool = False) -> dict:
     """Walk ``tape`` backward from ``seeds`` (pairs of output var and cotangent); returns the
-    cotangents by variable index. Without ``keep`` each equation is released once used."""
+    cotangents by variable index. Without ``keep`` each equation is released once used.
+
+    A cotangent may be stored negated (its variable's index is in ``neg``): the transposes of
+    subtract and negative flip signs instead of computing negations (``_SIGNED``), and a
+    built-in transpose maps a negated cotangent to negated ones."""
     cts: dict = {}
     lazy: dict = {}
+    neg: set = set()
     for var, ct in seeds:
         if var is not None and ct is not None:
             _accumulate(cts, lazy, var, ct)
+    debugging = core.debug_hooks is not None
     for i in range(len(tape) - 1, -1, -1):
         op, args, attrs, out = tape[i]
         if not keep:
             tape[i] = None
         if op.multiple_results:
-            ct = tuple(_pop(cts, lazy, o) for o in out)
+            ct = tuple(_pop(cts, lazy, neg, o) for o in out)
             if all(c is None for c in ct):
                 continue
+            negated = False
         else:
             ct = cts.pop(out.index, None)
             if ct is None:
                 continue
+            negated = bool(neg) and out.index in neg
+            if negated:
+                neg.discard(out.index)
+                if debugging or not _odd(op):
+                    ct, negated = _negated(ct), False
             if lazy and out.index in lazy:
                 ct = _expand(ct, lazy.pop(out.index), op.elementwise, args)
-        if op is _GATHER and len(args) == 1 and _gather_into(cts, lazy, args[0], ct, attrs):
+        if op is _GATHER and len(args) == 1 and _gather_into(cts, lazy, neg, args[0], ct,
+                                                             negated, attrs):
             continue
-        if core.debug_hooks is None:
-            arg_cts = op.transpose(ct, *args, **attrs)
-        else:  # inside advect.debug: locate errors, check cotangents for NaN and inf
+        signs = None
+        if debugging:  # inside advect.debug: locate errors, check cotangents for NaN and inf
             arg_cts = core.debug_hooks.transpose(op, out, ct, args, attrs)
-        for a, c in zip(args, arg_cts):
+        elif op in _SIGNED:
+            transpose, signs = _SIGNED[op]
+            arg_cts = transpose(ct, *args, **attrs)
+        else:
+            arg_cts = op.transpose(ct, *args, **attrs)
+        for j, (a, c) in enumerate(zip(args, arg_cts)):
             if c is not None and type(a) is LinearTracer:
+                sign = negated if signs is None else negated != signs[j]
                 aval = a.aval
                 if (type(c) is np.ndarray and c.shape == aval.shape and c.dtype == aval.dtype
                         and a.index not in cts):
                     cts[a.index] = c  # the common case, inline
+                    if sign:
+                        neg.add(a.index)
                 else:
-                    _accumulate(cts, lazy, a, c)
-    for index, aval in lazy.items():  # what is left are the inputs' cotangents
+                    _accumulate(cts, lazy, a, c, neg, sign)
+    for index in neg:  # what is left are the inputs' cotangents
+        cts[index] = _negated(cts[index])
+    for index, aval in lazy.items():
         if index in cts:
             cts[index] = _full(cts[index], aval)
     _own(cts, seeds)
