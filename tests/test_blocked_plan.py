@@ -196,3 +196,28 @@ def test_the_thread_count_comes_from_the_environment(monkeypatch):
         blocks._threads()
     monkeypatch.delenv("ADVECT_NUM_THREADS")
     assert 1 <= blocks._threads() <= 8
+
+
+def test_one_program_called_by_several_threads_at_once(threads):
+    # user threads share the program and the region pool; each call gets its own buffers
+    import threading
+    rng = np.random.default_rng(8)
+    xs = [rng.uniform(-2, 2, 4 * 512 + 5) for _ in range(4)]
+    program = ad.value_and_grad(ad.stage(_w2, xs[0]))
+    want = [Plan(program.graph, blocked=False).run([x]) for x in xs]
+    failures = []
+
+    def worker(k):
+        try:
+            for _ in range(20):
+                value, grad = program(xs[k])
+                assert value == want[k][0] and np.array_equal(grad, want[k][1])
+        except BaseException as exc:  # reported by the main thread
+            failures.append(exc)
+
+    workers = [threading.Thread(target=worker, args=(k,)) for k in range(len(xs))]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not failures, failures
