@@ -1,6 +1,7 @@
 """Traces are local to the call that creates them: threads differentiating at once do not mix;
 a Pullback or LinearMap shared by threads behaves as if its applications ran one at a time."""
 
+import dis
 import functools
 import importlib
 import inspect
@@ -211,6 +212,22 @@ def _inside_del(frame) -> bool:
     return False
 
 
+def _at_with_exit(frame) -> bool:
+    """Whether a line event is a ``with`` statement's normal exit (its line again, after the
+    block): an exception raised there skips ``__exit__``, which no real interrupt can do (they
+    arrive at calls, function entries and loop jumps, all inside the block or after the exit)."""
+    offsets = _WITH_OFFSETS.get(frame.f_code)
+    if offsets is None:
+        offsets = _WITH_OFFSETS[frame.f_code] = {
+            i.positions.lineno: i.offset for i in dis.get_instructions(frame.f_code)
+            if i.opname in ("BEFORE_WITH", "LOAD_SPECIAL") and i.positions is not None}
+    entered = offsets.get(frame.f_lineno)
+    return entered is not None and frame.f_lasti > entered
+
+
+_WITH_OFFSETS: dict = {}
+
+
 def _interrupt_at(k: int, files: tuple, body) -> int:
     """Run ``body`` raising KeyboardInterrupt at the k-th line or function return in ``files``
     (never, for k = 0); returns how many such events there were."""
@@ -222,8 +239,8 @@ def _interrupt_at(k: int, files: tuple, body) -> int:
         # (and Python ignores exceptions raised in __del__, so none are injected there)
         code = frame.f_code
         returning = event == "return" and not code.co_flags & inspect.CO_GENERATOR
-        if (event == "line" or returning) and code.co_filename.endswith(files) \
-                and not _inside_del(frame):
+        if (event == "line" and not _at_with_exit(frame) or returning) \
+                and code.co_filename.endswith(files) and not _inside_del(frame):
             seen[0] += 1
             if seen[0] == k:
                 raise KeyboardInterrupt(f"injected at event {k}")
@@ -256,7 +273,7 @@ def _staging_guard_clean(originals: dict) -> bool:
 
     return (all(getattr(np.random, name) is value for name, value in originals.items())
             and not trace._guard_tokens and not trace._originals
-            and not getattr(trace._local, "tokens", None))
+            and not getattr(trace._local, "tokens", None) and not trace._patch_lock._is_owned())
 
 
 def test_an_interrupt_anywhere_in_the_staging_randomness_guard_leaves_numpy_random_unwrapped():
@@ -295,6 +312,7 @@ def test_an_interrupt_anywhere_in_debug_leaves_the_hooks_off():
 
     def clean():
         return (core.debug_hooks is None and not debug._contexts
-                and not debug._state.numerics and not debug._state.origins)
+                and not debug._state.numerics and not debug._state.origins
+                and not debug._lock._is_owned())
 
     assert _inject_everywhere(("advect/debug.py", "contextlib.py"), body, clean) > 150

@@ -184,3 +184,21 @@ class Tracer:
     @property
     def aval(self):
         raise NotImplementedError
+
+
+class OnFree:
+    """Calls ``undo(*args)`` when freed. A context manager written as a generator keeps one in
+    its frame: normally its ``finally`` has already undone everything (``undo`` must be
+    idempotent) and this is a no-op; after an interrupt cut the ``finally`` short, the frame's
+    teardown undoes what is left."""
+
+    __slots__ = ("args", "undo")
+
+    def __init__(self, undo: Callable, *args):
+        self.args = args
+        self.undo = undo  # set last: a half-built OnFree (an interrupt in here) does nothing
+
+    def __del__(self):
+        undo = getattr(self, "undo", None)
+        if undo is not None:
+            undo(*self.args)

@@ -223,7 +223,7 @@ def debug(*, numerics: bool = False) -> Iterator[None]:
     """
     state = _state
     entry = _Entry(numerics)
-    _leaver = _Leaver(state, entry)  # noqa: F841 (kept for its __del__)
+    _leaver = core.OnFree(_leave, state, entry)  # noqa: F841 (kept for its __del__)
     try:
         state.numerics.append(entry)
         with _lock:
@@ -247,22 +247,6 @@ class _Entry:
 
     def __bool__(self) -> bool:
         return self.numerics
-
-
-class _Leaver:
-    """Leaves a debug context when the context's generator frame is freed: normally a no-op,
-    it undoes what an interrupt kept the ``finally`` clause from undoing."""
-
-    __slots__ = ("state", "entry")
-
-    def __init__(self, state: _State, entry: _Entry):
-        self.state = state
-        self.entry = entry
-
-    def __del__(self):
-        entry = getattr(self, "entry", None)  # None: __init__ itself was interrupted
-        if entry is not None:
-            _leave(self.state, entry)
 
 
 def _leave(state: _State, entry: _Entry) -> None:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..core import Trace, Tracer
+from ..core import OnFree, Trace, Tracer
 from ..dtypes import Aval, aval_of, check_dtype
 from ..errors import AmbientRandomnessError, StagedIterationError, TracingError
 from ..numpy._methods import INPUT, ArrayTracer
@@ -294,7 +294,7 @@ def no_ambient_randomness() -> Iterator[None]:
     at any point leaves numpy.random unwrapped once the last context of all threads exited."""
     token = object()
     tokens = _thread_tokens()
-    _leaver = _Leaver(token, tokens)  # noqa: F841 (kept for its __del__)
+    _leaver = OnFree(_leave_guard, token, tokens)  # noqa: F841 (kept for its __del__)
     try:
         _enter_guard(token, tokens)
         yield
@@ -303,21 +303,6 @@ def no_ambient_randomness() -> Iterator[None]:
             _leave_guard(token, tokens)
         finally:
             _leave_guard(token, tokens)  # again, in case an interrupt cut the first one short
-
-
-class _Leaver:
-    """Leaves a guard context when the context's generator frame is freed (normally a no-op)."""
-
-    __slots__ = ("token", "tokens")
-
-    def __init__(self, token, tokens: set):
-        self.token = token
-        self.tokens = tokens
-
-    def __del__(self):
-        tokens = getattr(self, "tokens", None)  # None: __init__ itself was interrupted
-        if tokens is not None:
-            _leave_guard(self.token, tokens)
 
 
 def staging_in_this_thread() -> bool:
