@@ -9,6 +9,7 @@ the first and releases every equation (and so its residuals) as soon as it is us
 
 from __future__ import annotations
 
+import itertools
 import sys
 
 import numpy as np
@@ -274,6 +275,7 @@ def _odd(op) -> bool:
 
 
 _ODD: dict = {}
+_UNSIGNED = itertools.repeat(False)  # no operand's cotangent negated (an endless iterator)
 
 
 def _negated(ct):
@@ -344,17 +346,19 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
             ct = cts.pop(out.index, None)
             if ct is None:
                 continue
-            negated = bool(neg) and out.index in neg
-            if negated:
+            negated = False
+            if neg and out.index in neg:
                 neg.discard(out.index)
                 if debugging or not _odd(op):
-                    ct, negated = _negated(ct), False
+                    ct = _negated(ct)
+                else:
+                    negated = True
             if lazy and out.index in lazy:
                 ct = _expand(ct, lazy.pop(out.index), op.elementwise, args)
         if op is _GATHER and len(args) == 1 and _gather_into(cts, lazy, neg, args[0], ct,
                                                              negated, attrs):
             continue
-        signs = None
+        signs = _UNSIGNED
         if debugging:  # inside advect.debug: locate errors, check cotangents for NaN and inf
             arg_cts = core.debug_hooks.transpose(op, out, ct, args, attrs)
         elif op in _SIGNED:
@@ -362,9 +366,9 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
             arg_cts = transpose(ct, *args, **attrs)
         else:
             arg_cts = op.transpose(ct, *args, **attrs)
-        for j, (a, c) in enumerate(zip(args, arg_cts)):
+        for a, c, flip in zip(args, arg_cts, signs):
             if c is not None and type(a) is LinearTracer:
-                sign = negated if signs is None else negated != signs[j]
+                sign = negated is not flip
                 aval = a.aval
                 if (type(c) is np.ndarray and c.shape == aval.shape and c.dtype == aval.dtype
                         and a.index not in cts):
