@@ -221,3 +221,35 @@ def test_one_program_called_by_several_threads_at_once(threads):
     for w in workers:
         w.join()
     assert not failures, failures
+
+
+def test_spans_the_pool_refuses_run_in_the_calling_thread(small_chunks, monkeypatch):
+    # at interpreter shutdown the pool takes no new work: the caller runs those spans itself
+    # (once each: a region may write its results over its operands' buffers)
+    from concurrent.futures import ThreadPoolExecutor
+
+    class Closing(ThreadPoolExecutor):
+        def submit(self, *args, **kwargs):
+            if self.taken:
+                raise RuntimeError("cannot schedule new futures after interpreter shutdown")
+            self.taken = True
+            return super().submit(*args, **kwargs)
+
+    pool = Closing(2)
+    monkeypatch.setattr(blocks, "THREADS", 4)
+    monkeypatch.setattr(blocks, "_MIN_CHUNKS_PER_THREAD", 1)
+    monkeypatch.setattr(blocks, "_MIN_WORK_PER_THREAD", 1)
+
+    def workers():
+        pool.taken = False
+        return pool
+    monkeypatch.setattr(blocks, "_workers", workers)
+
+    def f(x):
+        d = np.sin(x) * 3.0
+        a = np.exp(d) * np.cumsum(x)    # a region whose operand d dies in it
+        return np.sin(a * d) - d
+    x = np.random.default_rng(9).standard_normal(8 * 512 + 3)
+    _check(f, x)
+    _check(_w2, x)
+    pool.shutdown()

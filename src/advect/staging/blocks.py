@@ -335,13 +335,17 @@ def _region_step(r: _Region) -> Callable:
         n = min(THREADS, chunks // _MIN_CHUNKS_PER_THREAD, work // _MIN_WORK_PER_THREAD)
         if n < 2:
             span(0, size)
-        else:  # contiguous spans of whole chunks; this thread runs the first
+        else:  # contiguous spans of whole chunks: the pool runs all but the first
             bounds = [min(size, chunks * i // n * chunk) for i in range(n + 1)]
-            pool = _workers()
-            futures = [pool.submit(contextvars.copy_context().run, span, lo, hi)
-                       for lo, hi in zip(bounds[1:-1], bounds[2:])]
+            mine, futures, pool = [(bounds[0], bounds[1])], [], _workers()
+            for lo, hi in zip(bounds[1:-1], bounds[2:]):
+                try:
+                    futures.append(pool.submit(contextvars.copy_context().run, span, lo, hi))
+                except RuntimeError:  # no new work after interpreter shutdown: run it here
+                    mine.append((lo, hi))
             try:
-                span(bounds[0], bounds[1])
+                for lo, hi in mine:
+                    span(lo, hi)
             finally:
                 for f in futures:  # every span finishes before an error propagates
                     f.exception()
