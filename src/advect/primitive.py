@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Op, Trace, Tracer, bind
+from .core import Op, Tracer, bind
 from .dtypes import Aval, aval_of
 from .errors import (
     MissingJVPRuleError,
@@ -54,7 +54,6 @@ from .errors import (
     NoJVPError,
     TracingError,
 )
-from .numpy._methods import ArrayTracer
 from .ops._rules import fit, is_linear
 from .primitive_operands import (
     LINEAR_MAP_SUFFIX,
@@ -74,6 +73,7 @@ from .primitive_operands import (
     transpose_keywords,
 )
 from .primitive_residual import PrimitiveResult, Residual, frame_stack, note_call
+from .primitive_trace import RuleTrace
 from .providers import provider_of
 from .pytree import TreeDef, tree_flatten, tree_map, tree_unflatten
 
@@ -496,7 +496,7 @@ class Primitive:
 
     def _run_jvp(self, primals, tangents, out, operands, static) -> tuple:
         output = tree_unflatten(self._out_tree(operands, static, primals), out)
-        trace = _RuleTrace(provider_of(primals[0]) if primals else np)
+        trace = RuleTrace(provider_of(primals[0]) if primals else np)
         try:
             views = tuple(None if t is None else trace.view(t) for t in tangents)
             result = self._jvp(output, tuple(primals), views, **dict(static))
@@ -552,58 +552,6 @@ class Primitive:
                else MissingVJPRuleError if reverse else MissingJVPRuleError)
         return cls(f"primitive {self.name!r} has no {rule} rule, which it needs {why}; define "
                    f"one with @{self._label}.def_{rule}", op=self.name)
-
-
-# --- the rule trace: NumPy syntax for tape variables ----------------------------------------------
-
-class _RuleTrace(Trace):
-    """Runs a user's JVP rule: tape variables get NumPy syntax as views, and each op on a view is
-    bound again on the variable itself, so the linear tape records it. ``xp`` is the primals'
-    provider, which the views report as their Array API namespace."""
-
-    __slots__ = ("xp",)
-
-    def __init__(self, xp):
-        super().__init__()
-        self.xp = xp
-
-    def view(self, x):
-        return _TapeView(self, x) if is_linear(x) else x
-
-    def unview(self, x):
-        return x.value if type(x) is _TapeView and x._trace is self else x
-
-    def process(self, op, args, attrs):
-        out = bind(op, *(self.unview(a) for a in args), **attrs)
-        if op.multiple_results:
-            return tuple(self.view(o) for o in out)
-        return self.view(out)
-
-
-class _TapeView(ArrayTracer):
-    """A tape variable as the JVP rule of a custom primitive sees it: shape and dtype, no data."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, trace: _RuleTrace, value):
-        self._trace = trace
-        self.value = value
-        self._mut = None
-
-    @property
-    def aval(self):
-        return self.value.aval
-
-    def _concrete(self):
-        raise TracingError("a tangent inside the JVP rule of a custom primitive has no value in "
-                           "reverse mode; the rule must be linear in the tangents and use only "
-                           "NumPy calls on them")
-
-    def _clone(self):
-        return _TapeView(self._trace, self.value)
-
-    def _assign(self, new) -> None:
-        self.value = new.value
 
 
 # --- staging classes, imported lazily (staging imports this package) ----------------------------
