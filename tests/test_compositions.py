@@ -694,37 +694,39 @@ def test_matrix_vector_transpose_agrees_with_forward_mode(dtypes):
     _close(ad.grad(ad.stage(f, w))(w), g, "staged vs dynamic", 1e-6, 1e-6)
 
 
-def test_a_lazily_broadcast_cotangent_reaches_matmul_dense(monkeypatch):
+@pytest.fixture
+def matmul_strides(monkeypatch):
+    """``record()`` makes np.matmul note its operands' strides from then on, in the list it
+    returns."""
+    def record():
+        seen, matmul = [], np.matmul
+
+        def recording(x, y):
+            seen.append((x.strides, y.strides))
+            return matmul(x, y)
+
+        monkeypatch.setattr(np, "matmul", recording)
+        return seen
+    return record
+
+
+def test_a_lazily_broadcast_cotangent_reaches_matmul_dense(matmul_strides):
     # np.sum(X @ w): the sum's cotangent is a 0-d array standing for its broadcast; a stride-0
     # view of it would send X.T @ ct to NumPy's slow non-BLAS loop (30x here), so matmul's
     # NumPy implementation makes it dense: same values, contiguous
-    seen = []
-    matmul = np.matmul
-
-    def recording(x, y):
-        seen.append((x.strides, y.strides))
-        return matmul(x, y)
-
-    monkeypatch.setattr(np, "matmul", recording)
+    seen = matmul_strides()
     X = np.arange(12.0).reshape(4, 3)
     g = ad.grad(lambda w: np.sum(X @ w))(np.ones(3))
     np.testing.assert_array_equal(g, X.T @ np.ones(4))
     assert all(0 not in s for strides in seen for s in strides)
 
 
-def test_matmul_hands_numpy_dense_operands(monkeypatch):
+def test_matmul_hands_numpy_dense_operands(matmul_strides):
     # a staged reverse pass feeds matmul a broadcast_to node (a stride-0 view): the NumPy
     # implementation makes such an operand dense first, so matmul stays on BLAS
-    seen = []
-    matmul = np.matmul
-
-    def recording(x, y):
-        seen.append((x.strides, y.strides))
-        return matmul(x, y)
-
     X = np.arange(300.0).reshape(100, 3)  # a cotangent too large to be folded
     gradient = ad.grad(ad.stage(lambda w: np.sum(X @ w), np.ones(3)))
-    monkeypatch.setattr(np, "matmul", recording)
+    seen = matmul_strides()
     np.testing.assert_array_equal(gradient(np.ones(3)), X.T @ np.ones(100))
     assert seen and all(0 not in s for strides in seen for s in strides)
 

@@ -43,16 +43,19 @@ class Op:
     on the linear tape. ``nondiff`` marks ops whose derivative is zero (comparisons, floor, argmax).
     ``strong`` marks ops whose result is a NumPy value even for Python scalars in (``astype``);
     every other op gives a weak Python scalar for Python scalars in, as NEP 50 says.
+    ``signed_transpose = (rule, signs)`` says that ``transpose`` is ``rule`` with the cotangents
+    of the arguments flagged in ``signs`` negated (subtract, negative): the reverse pass carries
+    those signs instead of computing the negations.
     """
 
     __slots__ = ("name", "abstract", "impl", "jvp", "transpose", "attrs", "linear", "nondiff",
-                 "multiple_results", "elementwise", "strong", "__weakref__")
+                 "multiple_results", "elementwise", "strong", "signed_transpose", "__weakref__")
 
     def __init__(self, name: str, *, abstract: Callable, impl: Callable,
                  jvp: Callable | None = None, transpose: Callable | None = None,
                  attrs: tuple[str, ...] = (), linear: bool = False, nondiff: bool = False,
                  multiple_results: bool = False, elementwise: bool = False,
-                 strong: bool = False):
+                 strong: bool = False, signed_transpose: tuple | None = None):
         if name in REGISTRY:
             raise ValueError(f"an op named {name!r} is already registered")
         self.name = name
@@ -65,6 +68,7 @@ class Op:
         self.multiple_results = multiple_results
         self.elementwise = elementwise
         self.strong = strong
+        self.signed_transpose = signed_transpose
         if jvp is None and linear:
             jvp = _linear_jvp(self)
         self.jvp = jvp

@@ -255,14 +255,6 @@ def _pop(cts, lazy, neg, var):
     return ct
 
 
-# ops whose transpose is another op's with some cotangents negated: the reverse pass carries
-# those signs (``neg`` in ``backward``) instead of computing negations, so a - b and -a put
-# no negative op on the way back; the sign is applied once, where it meets another
-# cotangent (a subtraction instead of an addition) or at the end
-_SIGNED = {ops.subtract: (ops.add.transpose, (False, True)),
-           ops.negative: (ops.positive.transpose, (True,))}
-
-
 def _odd(op) -> bool:
     """Whether ``op``'s transpose of ``-ct`` is exactly minus its transpose of ``ct``: the
     built-in rules (linear in ct, with NumPy arithmetic, which rounds symmetrically). A custom
@@ -324,8 +316,8 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
     cotangents by variable index. Without ``keep`` each equation is released once used.
 
     A cotangent may be stored negated (its variable's index is in ``neg``): the transposes of
-    subtract and negative flip signs instead of computing negations (``_SIGNED``), and a
-    built-in transpose maps a negated cotangent to negated ones."""
+    subtract and negative flip signs instead of computing negations (``Op.signed_transpose``),
+    and a built-in transpose maps a negated cotangent to negated ones."""
     cts: dict = {}
     lazy: dict = {}
     neg: set = set()
@@ -361,8 +353,8 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
         signs = _UNSIGNED
         if debugging:  # inside advect.debug: locate errors, check cotangents for NaN and inf
             arg_cts = core.debug_hooks.transpose(op, out, ct, args, attrs)
-        elif op in _SIGNED:
-            transpose, signs = _SIGNED[op]
+        elif op.signed_transpose is not None:  # subtract, negative: carry the signs
+            transpose, signs = op.signed_transpose
             arg_cts = transpose(ct, *args, **attrs)
         else:
             arg_cts = op.transpose(ct, *args, **attrs)

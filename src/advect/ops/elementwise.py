@@ -94,15 +94,22 @@ def _subtract_abstract(x, y, **_):
 
 
 subtract = Op("subtract", abstract=_subtract_abstract, impl=lambda xp, x, y: xp.subtract(x, y),
-              jvp=_subtract_jvp, transpose=_subtract_transpose, linear=True, elementwise=True)
+              jvp=_subtract_jvp, transpose=_subtract_transpose, linear=True, elementwise=True,
+              signed_transpose=(_add_transpose, (False, True)))
+
+
+def _positive_transpose(ct, x):
+    return (ct,)
+
 
 negative = Op("negative", abstract=ufunc_abstract(np.negative),
               impl=lambda xp, x: xp.negative(x), linear=True,
-              transpose=lambda ct, x: (negative(ct),), elementwise=True)
+              transpose=lambda ct, x: (negative(ct),), elementwise=True,
+              signed_transpose=(_positive_transpose, (True,)))
 
 positive = Op("positive", abstract=ufunc_abstract(np.positive),
-              impl=lambda xp, x: xp.positive(x), linear=True,
-              transpose=lambda ct, x: (ct,), elementwise=True)
+              impl=lambda xp, x: xp.positive(x), linear=True, transpose=_positive_transpose,
+              elementwise=True)
 
 
 def _multiply_jvp(primals, tangents, out):
