@@ -747,3 +747,32 @@ def test_an_empty_value_gets_its_cotangent_at_full_shape(read):
     with np.errstate(all="raise"):
         for g in (ad.grad(f)(x), ad.grad(ad.stage(f, x))(x)):
             _close(g, expected, "gradient vs central differences", 1e-6, 1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("f", [lambda x: x ** 2, np.square, lambda x: x * x,
+                               lambda x: np.sin(x) ** 2 * x])
+def test_square_jvp_for_large_arrays_agrees_with_the_small_array_form(f, dtype, monkeypatch):
+    # x**2's JVP is (dx * 2) * x from 4096 elements (only x kept for the reverse pass) and
+    # dx * (2 * x) below: the same derivatives, every mode
+    from advect.ops import elementwise
+
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (3, 5)).astype(dtype)
+    t = rng.standard_normal((3, 5)).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.uniform(-1, 1, x.shape)
+        t = t - 0.5j * rng.standard_normal(x.shape)
+
+    def derivatives():
+        loss = lambda x: np.sum(np.abs(f(x)) ** 2)  # noqa: E731 (real, for grad)
+        return [ad.jvp(f)(x, tangents=t)[1], ad.grad(loss)(x), ad.grad(ad.stage(loss, x))(x),
+                ad.hvp(loss)(x, vectors=t)[1]]
+
+    small = derivatives()
+    monkeypatch.setattr(elementwise, "_SMALL", 0)  # every array takes the large-array form
+    large = derivatives()
+    rtol = 1e-5 if np.dtype(dtype) == np.float32 else 1e-12
+    for a, b in zip(large, small, strict=True):
+        assert a.dtype == b.dtype == x.dtype
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol)
