@@ -347,3 +347,20 @@ def test_namedtuple_nodes_with_invalid_names_are_refused(name, fields, items):
         "namedtuple": {"name": name, "fields": fields, "items": [leaf] * items}}
     with pytest.raises(PayloadError, match=r"signature\.positional\[0\]"):
         ad.StagedProgram.from_dict(payload)
+
+
+def test_constants_of_any_layout_restore_bit_for_bit():
+    # a folded transpose (the staged pullback of A @ x) and a captured Fortran-ordered matrix:
+    # constants are kept in C order, the order a saved program restores, because a matmul's
+    # rounding depends on its operands' layout
+    rng = np.random.default_rng(4)
+    a, x = rng.standard_normal((40, 40)), rng.standard_normal((40, 3))
+    fortran = np.asfortranarray(rng.standard_normal((40, 40)))
+    pullback = ad.vjp_program(ad.stage(lambda v: np.array([[-0.92, -0.97], [0.63, 0.83]]) @ v,
+                                       np.ones((2, 1))))
+    cases = [(ad.vjp_program(ad.stage(lambda v: a @ v, x)), (x,), {"cotangent": x}),
+             (ad.stage(lambda v: fortran @ v, x), (x,), {}),
+             (pullback, (np.ones((2, 1)),), {"cotangent": np.array([[0.3], [-0.7]])})]
+    for program, args, kwargs in cases:
+        assert all(c.flags.c_contiguous for c in program.graph.constants.values())
+        _same(round_trip(program)(*args, **kwargs), program(*args, **kwargs))

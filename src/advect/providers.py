@@ -266,18 +266,18 @@ def device_of(x) -> object:
 
 
 def to_numpy(x) -> np.ndarray:
-    """A NumPy copy of a provider's array, moved to the provider's default device first when
-    its own device cannot export to NumPy (array-api-strict's extra devices, say)."""
+    """A NumPy copy of a provider's array in C order, moved to the provider's default device
+    first when its own device cannot export to NumPy (array-api-strict's extra devices, say)."""
     refuse_subclass(x)  # np.array would drop a mask or a matrix's meaning
     try:
-        return np.array(x, copy=True)
+        return np.array(x, copy=True, order="C")
     except (TypeError, ValueError, RuntimeError):
         if type(x) is np.ndarray or not hasattr(x, "to_device"):
             raise
         default = default_device(namespace_of((x,)))
         if default is None:
             raise
-        return np.array(x.to_device(default), copy=True)
+        return np.array(x.to_device(default), copy=True, order="C")
 
 
 def provider_name(xp) -> str:

@@ -52,7 +52,8 @@ class Node:
 class Graph:
     """Values (avals by id), inputs, constants, nodes in execution order, outputs.
 
-    ``constants`` maps a value id to a read-only array; ``origins`` says where it came from
+    ``constants`` maps a value id to a read-only C-contiguous array (the layout a saved program
+    restores, so that both compute the same bits); ``origins`` says where it came from
     (``"captured"`` from the staged function, ``"folded"`` by the optimizer).
     """
 
@@ -71,6 +72,9 @@ class Graph:
         return len(self.avals) - 1
 
     def add_constant(self, array, origin: str) -> int:
+        if not array.flags.c_contiguous:  # a saved program restores C order: run on that
+            array = np.ascontiguousarray(array)  # layout (a matmul's rounding depends on it)
+            array.setflags(write=False)
         vid = self.new_value(Aval(tuple(array.shape), np.dtype(array.dtype)))
         self.constants[vid] = array
         self.origins[vid] = origin

@@ -318,7 +318,7 @@ def _fold(graph: Graph, node: Node):
         return None
     if aval.weak and aval.shape == ():
         return Literal(np.asarray(value).item())
-    array = np.array(value, copy=True)
+    array = np.array(value, copy=True, order="C")
     if Aval(array.shape, array.dtype) != aval:
         return None
     array.setflags(write=False)
