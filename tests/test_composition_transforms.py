@@ -10,7 +10,9 @@ differences and eager NumPy. Here each derivative of another form is checked aga
 * ``vjp_program`` and ``jvp`` of a staged body against the dynamic ``vjp`` and ``jvp``;
 * a saved staged body, staged gradient and staged pullback (JSON and back) against the
   originals, bit for bit;
-* ``checkpoint`` around the body: the same gradient and Hessian-vector product.
+* ``checkpoint`` around the body: the same gradient and Hessian-vector product;
+* inside ``advect.debug`` (which turns the reverse pass's fast paths off): the same gradient,
+  JVP and Hessian-vector product, bit for bit.
 """
 
 from __future__ import annotations
@@ -139,8 +141,21 @@ def check_checkpoint(program):
            ad.hvp(loss, argnums=argnums)(*xs, vectors=ts)[1], "hvp through checkpoint")
 
 
+def check_debug(program):
+    body, f, xs, argnums, ts, _ = _setup(program)
+
+    def derivatives():
+        return [ad.grad(f, argnums=argnums)(*xs),
+                ad.jvp(body, argnums=argnums)(*xs, tangents=ts)[1],
+                ad.hvp(f, argnums=argnums)(*xs, vectors=ts)[1]]
+
+    plain = derivatives()
+    with ad.debug():
+        _identical(derivatives(), plain, "inside advect.debug")
+
+
 CHECKS = [check_linearize, check_jacobian, check_staged_jvp_and_pullback, check_saved_programs,
-          check_checkpoint]
+          check_checkpoint, check_debug]
 
 
 @FAST
@@ -171,6 +186,12 @@ def test_saved_programs_and_their_derivatives_run_bit_for_bit(program):
 @given(programs())
 def test_checkpointed_body_has_the_same_derivatives(program):
     check_checkpoint(program)
+
+
+@FAST
+@given(programs())
+def test_derivatives_inside_debug_are_the_same(program):
+    check_debug(program)
 
 
 @pytest.mark.slow

@@ -124,3 +124,11 @@ def test_without_requires_grad_the_call_records_nothing():
     with torch.no_grad():
         f(torch.ones(2, requires_grad=True))
     assert traced == [False, False]
+
+
+def test_gradients_with_negative_strides_cross_the_bridge():
+    # the gradient of a cumsum along a length-1 axis is a reversed view: a negative stride on
+    # a C-contiguous array, which torch.from_numpy refuses
+    x = torch.tensor([[0.3], [-0.5]], dtype=torch.float64, requires_grad=True)
+    wrap(lambda v: np.sum(np.cumsum(v, axis=-1) ** 2))(x).backward()
+    torch.testing.assert_close(x.grad, 2 * x.detach())

@@ -47,7 +47,10 @@ def _to_numpy(leaf):
 
 
 def _to_torch(array: np.ndarray, device) -> torch.Tensor:
-    if not array.flags.writeable or not array.flags.c_contiguous:
+    # torch refuses negative strides, even on a length-1 axis of a C-contiguous array (the
+    # gradient of a cumsum along such an axis is a reversed view)
+    if not array.flags.writeable or not array.flags.c_contiguous or min(array.strides,
+                                                                        default=0) < 0:
         array = np.array(array, order="C")
     return torch.from_numpy(array).to(device)
 
