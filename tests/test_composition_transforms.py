@@ -12,7 +12,9 @@ differences and eager NumPy. Here each derivative of another form is checked aga
   originals, bit for bit;
 * ``checkpoint`` around the body: the same gradient and Hessian-vector product;
 * inside ``advect.debug`` (which turns the reverse pass's fast paths off): the same gradient,
-  JVP and Hessian-vector product, bit for bit.
+  JVP and Hessian-vector product, bit for bit;
+* a staged program called inside dynamic transforms and inside another staging: the same
+  derivatives as the function it was staged from; ``hessian`` against ``jacobian(grad)``.
 """
 
 from __future__ import annotations
@@ -56,14 +58,14 @@ def _arrays(program, dtype=np.float64) -> list:
     return [np.asarray(x) for x in program.inputs(dtype, python_floats=False)]
 
 
-def _setup(program):
-    body, f, _, _, _ = _eager(program, np.float64)
-    xs = _arrays(program)
+def _setup(program, dtype=np.float64):
+    body, f, _, _, _ = _eager(program, dtype)
+    xs = _arrays(program, dtype)
     argnums = tuple(range(len(xs)))
-    ts = tuple(program.directions(salt=1))
+    ts = tuple(program.directions(dtype, salt=1))
     out = body(*xs)
     rng = np.random.default_rng([program.seed, 2])
-    us = [rng.standard_normal(np.shape(o)) for o in tree_leaves(out)]
+    us = [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in tree_leaves(out)]
     ct = tuple(us) if isinstance(out, tuple) else us[0]
     return body, f, xs, argnums, ts, ct
 
@@ -115,15 +117,16 @@ def check_staged_jvp_and_pullback(program):
 
 
 def check_saved_programs(program):
-    body, f, xs, argnums, _, ct = _setup(program)
-    staged_body = ad.stage(body, *xs)
-    cases = [(staged_body, {}),
-             (ad.value_and_grad(ad.stage(f, *xs), argnums=argnums), {}),
-             (ad.vjp_program(staged_body, argnums=argnums), {"cotangent": ct})]
-    for original, kwargs in cases:
-        restored = ad.StagedProgram.from_dict(json.loads(json.dumps(original.to_dict())))
-        assert str(restored) == str(original)
-        _identical(restored(*xs, **kwargs), original(*xs, **kwargs), "restored program")
+    for dtype in (np.float64, np.float32):
+        body, f, xs, argnums, _, ct = _setup(program, dtype)
+        staged_body = ad.stage(body, *xs)
+        cases = [(staged_body, {}),
+                 (ad.value_and_grad(ad.stage(f, *xs), argnums=argnums), {}),
+                 (ad.vjp_program(staged_body, argnums=argnums), {"cotangent": ct})]
+        for original, kwargs in cases:
+            restored = ad.StagedProgram.from_dict(json.loads(json.dumps(original.to_dict())))
+            assert str(restored) == str(original)
+            _identical(restored(*xs, **kwargs), original(*xs, **kwargs), "restored program")
 
 
 def check_checkpoint(program):
@@ -154,8 +157,28 @@ def check_debug(program):
         _identical(derivatives(), plain, "inside advect.debug")
 
 
+def check_programs_inside_transforms(program):
+    body, f, xs, argnums, ts, ct = _setup(program)
+    staged_f, staged_body = ad.stage(f, *xs), ad.stage(body, *xs)
+    grads = ad.grad(f, argnums=argnums)(*xs)
+    _close(ad.grad(lambda *x: staged_f(*x), argnums=argnums)(*xs), grads,
+           "dynamic grad through a program")
+    _close(ad.jvp(lambda *x: staged_body(*x), argnums=argnums)(*xs, tangents=ts)[1],
+           ad.jvp(body, argnums=argnums)(*xs, tangents=ts)[1], "dynamic jvp through a program")
+    _close(ad.hvp(lambda *x: staged_f(*x), argnums=argnums)(*xs, vectors=ts)[1],
+           ad.hvp(f, argnums=argnums)(*xs, vectors=ts)[1], "hvp through a program")
+    outer = ad.stage(lambda *x: staged_f(*x) * 2.0, *xs)  # a program calling a program
+    _close(ad.grad(outer, argnums=argnums)(*xs), [2.0 * g for g in grads],
+           "staged grad of a program calling a program")
+    hessian = ad.hessian(f, argnums=argnums)(*xs)
+    jacobian = ad.jacobian(ad.grad(f, argnums=argnums), argnums=argnums)(*xs)
+    _close(hessian, jacobian, "hessian vs jacobian of grad")
+    assert staged_body.to_dot().startswith("digraph") and str(staged_body)
+
+
 CHECKS = [check_linearize, check_jacobian, check_staged_jvp_and_pullback, check_saved_programs,
-          check_checkpoint, check_debug]
+          check_checkpoint, check_debug,
+          check_programs_inside_transforms]
 
 
 @FAST
@@ -192,6 +215,12 @@ def test_checkpointed_body_has_the_same_derivatives(program):
 @given(programs())
 def test_derivatives_inside_debug_are_the_same(program):
     check_debug(program)
+
+
+@FAST
+@given(programs())
+def test_programs_inside_transforms_have_the_same_derivatives(program):
+    check_programs_inside_transforms(program)
 
 
 @pytest.mark.slow
