@@ -527,3 +527,29 @@ def test_a_program_pinned_to_a_newer_revision_refuses_a_provider_serving_an_olde
         with pytest.raises(ad.RevisionError, match="2024.12.*2023.12"):
             program(xs)
     assert float(program(xs)) == 6.0
+
+
+def test_axes_out_of_range_and_the_0d_axis_allowance_follow_array_api_strict():
+    def ns(x):
+        return x.__array_namespace__()
+    x, s = strict.asarray(np.arange(6.0).reshape(2, 3)), strict.asarray(0.5)
+    for bad in (lambda v: ns(v).permute_dims(v, (0, 3)),  # once a silent identity
+                lambda v: ns(v).permute_dims(v, (-3, 0)),
+                lambda v: ns(v).tensordot(v, ns(v).matrix_transpose(v), axes=((-3,), (0,)))):
+        with pytest.raises(IndexError):  # AxisError is an IndexError, as strict raises
+            bad(x)
+        with pytest.raises(IndexError):
+            ad.grad(lambda v, bad=bad: ns(v).sum(bad(v)))(x)
+    # a 0-d array takes axis 0 or -1 where array-api-strict does
+    for good in (lambda v: ns(v).sum(v, axis=0), lambda v: ns(v).squeeze(v, axis=-1),
+                 lambda v: ns(v).cumulative_sum(v, axis=0), lambda v: ns(v).max(v, axis=-1),
+                 lambda v: ns(v).take(v, ns(v).asarray([0]), axis=0) * 1.0,
+                 lambda v: ns(v).repeat(v, 2, axis=0)):
+        expected = good(s)
+        for got in (ad.jvp(good)(s, tangents=strict.asarray(1.0))[0], ad.stage(good, s)(s)):
+            assert got.shape == expected.shape
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+        total = ad.grad(lambda v, good=good: ns(v).sum(good(v)))(s)
+        assert float(total) == float(ns(s).sum(good(s)) / s)
+    assert int(ad.stage(lambda v: ns(v).argmax(v, axis=0), s)(s)) == 0
+    assert ad.stage(lambda v: ns(v).argsort(v, axis=0), s)(s).shape == (1,)

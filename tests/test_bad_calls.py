@@ -93,6 +93,12 @@ VALID.update({
     "average_tuple_axis": lambda x: np.average(x, axis=(0, 1)),
     "average_tuple_axis_weights": lambda x: np.average(x, axis=(0, 1), weights=x),
     "matrix_rank_empty_stack": lambda x: np.linalg.matrix_rank(x[:, :2][None][:0]) * x[0, 0],
+    # NumPy lets a 0-d array take the integer axis 0 or -1 in reductions and squeeze
+    "sum_of_0d_axis_0": lambda x: np.sum(x[0, 1], axis=0) * x,
+    "max_of_0d_axis_minus_1": lambda x: np.max(x[0, 1], axis=-1) * x,
+    "any_of_0d_axis_0": lambda x: np.any(x[0, 1] > 0, axis=0) * x,
+    "squeeze_0d_axis_minus_1": lambda x: np.squeeze(x[0, 1], axis=-1) * x,
+    "prod_of_0d_axis_0_keepdims": lambda x: np.prod(x[0, 1], axis=0, keepdims=True) * x,
 })
 
 
@@ -216,6 +222,19 @@ BAD = {
     "histogram_range_of_three": lambda x: np.histogram(x, range=(1.0, 2.0, 3.0))[0] * 1.0,
     "tensordot_axes_not_a_pair": lambda x: np.tensordot(x, x, axes=((0, 1),)),
     "float_axis": lambda x: np.sum(x, axis=1.0),
+    # axes out of range: each an AxisError, never another axis (or a crash)
+    "transpose_axis_out_of_range": lambda x: np.transpose(x, (0, 3)),
+    "transpose_negative_axis_out_of_range": lambda x: np.transpose(x, (-3, 0)),
+    "rot90_axes_out_of_range": lambda x: np.rot90(x, axes=(0, -3)),
+    "norm_axis_out_of_range": lambda x: np.linalg.norm(x, axis=5),
+    "norm_matrix_axes_out_of_range": lambda x: np.linalg.norm(x, axis=(0, 5)),
+    "norm_of_0d_with_an_axis": lambda x: np.linalg.norm(x[0, 0], axis=-1),
+    "tensorsolve_axes_out_of_range": lambda x: np.linalg.tensorsolve(
+        np.eye(4).reshape(2, 2, 4) * x[0, 0], np.ones((2, 2)), axes=(5,)),
+    "sum_of_0d_with_an_axis_tuple": lambda x: np.sum(x[0, 0], axis=(0,)),
+    "mean_of_0d_with_axis_0": lambda x: np.mean(x[0, 0], axis=0),
+    "var_of_0d_with_axis_0": lambda x: np.var(x[0, 0], axis=0),
+    "median_of_0d_with_axis_0": lambda x: np.median(x[0, 0], axis=0),
     "float_reps": lambda x: np.tile(x, 2.5),
 }
 

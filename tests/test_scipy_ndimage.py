@@ -168,3 +168,19 @@ def test_output_array_is_written_and_returned():
         return np.sum(returned * out)
     np.testing.assert_allclose(_traced(f, X), np.sum(nd.uniform_filter(X, 3) ** 2), rtol=1e-13)
     check_grads(f, (X,), order=1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: ndimage.correlate1d(x, np.array([1.0, 2.0]), axis=2),
+    lambda x: ndimage.gaussian_filter1d(x, 1.0, axis=-3),
+    lambda x: ndimage.uniform_filter1d(x, 2, axis=2),
+    lambda x: ndimage.sobel(x, axis=2),
+    lambda x: ndimage.prewitt(x, axis=-3),
+])
+def test_an_axis_out_of_range_is_an_axis_error_as_in_scipy(call):
+    # it used to wrap around to another axis: a silent wrong answer
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(np.exceptions.AxisError):
+        call(x)  # SciPy itself
+    with pytest.raises(np.exceptions.AxisError):
+        ad.grad(lambda v: np.sum(call(v)))(x)

@@ -15,7 +15,7 @@ from ..core import Tracer
 from ..dtypes import aval_of, real_dtype
 from ..errors import TracingError
 from ..numpy._mutation import owned_copy
-from ..ops._rules import broadcast_shapes, normalize_axes
+from ..ops._rules import broadcast_shapes, each_axis, normalize_axes, reduce_axes
 from ..providers import numpy_dtype
 from ._namespace import traced
 from ._tables import translates
@@ -39,6 +39,14 @@ def ravel(x):
 
 def axis_of(axis: int, ndim: int) -> int:
     return normalize_axes(axis, ndim)[0]
+
+
+def as_1d(x, axis):
+    """``(x, axis)`` for an op along one axis. A 0-d array with axis 0 or -1 reads as 1-d, as
+    NumPy (and array-api-strict) read it for take, repeat, argsort and cumulative sums."""
+    if not shape_of(x) and axis in (0, -1):
+        return ops.reshape(x, shape=(1,)), 0
+    return x, axis
 
 
 def iota(x, shape, axis):
@@ -248,7 +256,7 @@ def _flip(ctx, x, /, *, axis=None):
 @translates("permute_dims")
 def _permute_dims(ctx, x, /, axes):
     ndim = len(shape_of(x))
-    axes = tuple(int(a) % ndim if ndim else int(a) for a in axes)
+    axes = each_axis(axes, ndim)
     return x if axes == tuple(range(ndim)) else ops.permute_dims(x, axes=axes)
 
 
@@ -276,7 +284,7 @@ def _roll(ctx, x, /, shift, *, axis=None):
 
 @translates("squeeze")
 def _squeeze(ctx, x, /, axis):
-    axes = normalize_axes(axis, len(shape_of(x)))
+    axes = reduce_axes(axis, len(shape_of(x)))
     return x if not axes else ops.squeeze(x, axes=axes)
 
 
@@ -304,8 +312,7 @@ def _moveaxis(ctx, x, source, destination, /):
 
 @translates("repeat")
 def _repeat(ctx, x, repeats, /, *, axis=None):
-    if axis is None:
-        x, axis = ravel(x), 0
+    x, axis = (ravel(x), 0) if axis is None else as_1d(x, axis)
     axis = axis_of(axis, len(shape_of(x)))
     n = shape_of(x)[axis]
     if isinstance(repeats, Tracer):  # counts decide the shape: read them (dynamic only)
@@ -348,6 +355,7 @@ def _take(ctx, x, indices, /, *, axis=None):
         if len(shape_of(x)) != 1:
             raise ValueError("take: axis is required for arrays of more than one dimension")
         axis = 0
+    x, axis = as_1d(x, axis)
     axis = axis_of(axis, len(shape_of(x)))
     indices = _wrap_negative(indices, shape_of(x)[axis])
     return ops.gather(x, indices, index=((None, None, None),) * axis + ("array",))

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import aval_of, real_dtype
-from ..ops._rules import normalize_axes
+from ..ops._rules import each_axis, normalize_axes
 from ..providers import numpy_dtype
 from ._functions import axis_of, cast, shape_of
 from ._tables import op_named, translates
@@ -56,7 +56,7 @@ def _tensordot(ctx, x1, x2, /, *, axes=2):
     if isinstance(axes, int):
         a1, a2 = tuple(range(n1 - axes, n1)), tuple(range(axes))
     else:
-        a1, a2 = (tuple(int(a) % n for a in ax) for ax, n in zip(axes, (n1, n2)))
+        a1, a2 = (each_axis(ax, n) for ax, n in zip(axes, (n1, n2)))
     return ops.dot_general(x1, x2, contract=(a1, a2), batch=((), ()))
 
 

@@ -16,9 +16,9 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import normalize_axes
+from ..ops._rules import normalize_axes, reduce_axes
 from ..providers import numpy_dtype
-from ._functions import axis_of, cast, ravel, shape_of, take_along_axis
+from ._functions import as_1d, axis_of, cast, ravel, shape_of, take_along_axis
 from ._tables import op_named, translates
 
 __all__ = ["variance", "argsort", "concrete", "UniqueAllResult", "UniqueCountsResult",
@@ -32,7 +32,7 @@ UniqueInverseResult = namedtuple("UniqueInverseResult", "values inverse_indices"
 def _reduce(op, x, axis, keepdims, dtype=None):
     if dtype is not None:
         x = cast(x, numpy_dtype(dtype))
-    return op(x, axes=normalize_axes(axis, len(shape_of(x))), keepdims=bool(keepdims))
+    return op(x, axes=reduce_axes(axis, len(shape_of(x))), keepdims=bool(keepdims))
 
 
 def _accumulator(ctx, x, dtype):
@@ -104,7 +104,8 @@ def _cumulative(op_name, ctx, x, axis, dtype, include_initial, initial):
             raise ValueError(f"{op_name}: axis is required for arrays of more than one "
                              "dimension")
         axis = 0
-    axis = axis_of(axis, ndim)
+    x, axis = as_1d(x, axis)
+    axis = axis_of(axis, len(shape_of(x)))
     if dtype is not None:
         x = cast(x, numpy_dtype(dtype))
     out = op_named(op_name)(x, axis=axis)
@@ -130,7 +131,7 @@ def _cumulative_prod(ctx, x, /, *, axis=None, dtype=None, include_initial=False)
 
 def _arg_reduce(op, x, axis, keepdims):
     ndim = len(shape_of(x))
-    if axis is None:
+    if axis is None or ndim == 0 and axis in (0, -1):  # a 0-d array reads as 1-d
         out = op(ravel(x), axis=0, keepdims=False)
         return ops.reshape(out, shape=(1,) * ndim) if keepdims else out
     return op(x, axis=axis_of(axis, ndim), keepdims=bool(keepdims))
@@ -182,6 +183,7 @@ def _count_nonzero(ctx, x, /, *, axis=None, keepdims=False):
 # --- sorting ---------------------------------------------------------------------------------
 
 def argsort(x, axis, descending, stable):
+    x, axis = as_1d(x, axis)
     axis = axis_of(axis, len(shape_of(x)))
     if not descending:
         return op_named("argsort")(x, axis=axis, stable=bool(stable))

@@ -14,7 +14,7 @@ from .._compat import clip_bounds, present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError, bounded
-from ..ops._rules import dot_sum, index_tuple, normalize_axes
+from ..ops._rules import dot_sum, each_axis, index_tuple, normalize_axes, reduce_axes
 from ..providers import numpy_dtype, on_provider_of
 from ._out import call_with_out, out_position
 
@@ -184,7 +184,7 @@ def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
         if fill is None:
             raise ValueError(f"{op.name} has no identity, so a where= mask needs initial=")
         a = ops.where(where, a, fill)
-    axes = normalize_axes(axis, len(_shape(a)))
+    axes = reduce_axes(axis, len(_shape(a)))
     out = op(a, axes=axes, keepdims=bool(keepdims))
     if initial is not None:
         combine = {ops.reduce_sum: ops.add, ops.reduce_prod: ops.multiply,
@@ -373,8 +373,7 @@ def flat_axis(a, axis):
 @implements(np.transpose, np.permute_dims)
 def _transpose(a, axes=None):
     ndim = len(_shape(a))
-    axes = tuple(reversed(range(ndim))) if axes is None else tuple(
-        a_ % ndim for a_ in index_tuple(axes))
+    axes = tuple(reversed(range(ndim))) if axes is None else each_axis(axes, ndim)
     if axes == tuple(range(ndim)):
         return a
     return ops.permute_dims(a, axes=axes)
@@ -409,7 +408,7 @@ def _squeeze(a, axis=None):
     if axis is None:
         axes = tuple(i for i, n in enumerate(shape) if n == 1)
     else:
-        axes = normalize_axes(axis, len(shape))
+        axes = reduce_axes(axis, len(shape))
     return a if not axes else ops.squeeze(a, axes=axes)
 
 

@@ -15,7 +15,7 @@ from .._compat import NUMPY_VERSION, present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import bounded
-from ..ops._rules import index_tuple, normalize_axes
+from ..ops._rules import each_axis, index_tuple, normalize_axes
 from ._functions import (
     _concatenate,
     _flip,
@@ -264,8 +264,10 @@ def _flipud(m):
 @implements(np.rot90)
 def _rot90(m, k=1, axes=(0, 1)):
     ndim = _ndim(m)
-    a0, a1 = (ax % ndim for ax in axes)
-    if a0 == a1 or len(axes) != 2:
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2 and the axes must be different")
+    a0, a1 = each_axis(axes, ndim)
+    if a0 == a1:
         raise ValueError("len(axes) must be 2 and the axes must be different")
     k %= 4
     if k == 0:

@@ -17,9 +17,9 @@ from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
 
 __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcast_binary",
            "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
-           "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "reduced_shape",
-           "real_unary", "add_tangents", "scale", "unary_partial", "ufunc_abstract", "dot_sum",
-           "index_tuple"]
+           "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "each_axis",
+           "reduce_axes", "reduced_shape", "real_unary", "add_tangents", "scale",
+           "unary_partial", "ufunc_abstract", "dot_sum", "index_tuple"]
 
 
 def is_linear(x) -> bool:
@@ -140,15 +140,30 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, int or sequence, negatives allowed) as a sorted tuple of axes."""
     if axis is None:
         return tuple(range(ndim))
-    axes = index_tuple(axis)
-    out = []
-    for a in axes:
-        if not -ndim <= a < max(ndim, 1):
-            raise np.exceptions.AxisError(a, ndim)
-        out.append(a % ndim if ndim else 0)
+    out = each_axis(axis, ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"duplicate value in 'axis': {axis}")
     return tuple(sorted(out))
+
+
+def reduce_axes(axis, ndim: int) -> tuple[int, ...]:
+    """``normalize_axes`` as NumPy's reductions and ``squeeze`` read ``axis``: a 0-d array
+    also takes the integer axis 0 or -1, which names no axis (a tuple of them is an error)."""
+    if ndim == 0 and getattr(axis, "ndim", 0) == 0 and hasattr(axis, "__index__") \
+            and operator.index(axis) in (0, -1):
+        return ()
+    return normalize_axes(axis, ndim)
+
+
+def each_axis(axes, ndim: int) -> tuple[int, ...]:
+    """Each of ``axes`` as a non-negative axis, in the given order (a permutation, say);
+    NumPy's ``AxisError`` for one out of range."""
+    out = []
+    for a in index_tuple(axes):
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    return tuple(out)
 
 
 def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool):

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.ndimage as _nd
 
+from ..ops._rules import each_axis
 from ._windows import (
     asarray,
     correlate_along,
@@ -74,7 +75,7 @@ def correlate1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
     if not traced(input, weights):
         return _nd.correlate1d(input, weights, axis, output, mode, cval, origin)
     x, w = asarray(input), asarray(weights)
-    return finish(correlate_along(x, w, axis % x.ndim, mode, cval, origin), x, output)
+    return finish(correlate_along(x, w, each_axis(axis, x.ndim)[0], mode, cval, origin), x, output)
 
 
 def convolve1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
@@ -157,7 +158,7 @@ def gaussian_filter1d(input: Any, sigma: float, axis: int = -1, order: int = 0,
     x = asarray(input)
     radius = int(float(truncate) * float(sigma) + 0.5) if radius is None else int(radius)
     kernel = gaussian_kernel(float(sigma), int(order), radius)
-    return finish(correlate_along(x, kernel, axis % x.ndim, mode, cval, 0), x, output)
+    return finish(correlate_along(x, kernel, each_axis(axis, x.ndim)[0], mode, cval, 0), x, output)
 
 
 def gaussian_filter(input: Any, sigma: Any, order: Any = 0, output: Any = None,
@@ -230,7 +231,8 @@ def uniform_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
         raise RuntimeError("scipy.ndimage.uniform_filter1d: incorrect filter size")
     x = asarray(input)
     weights = np.full(int(size), 1.0 / int(size))
-    return finish(correlate_along(x, weights, axis % x.ndim, mode, cval, origin), x, output)
+    (axis,) = each_axis(axis, x.ndim)
+    return finish(correlate_along(x, weights, axis, mode, cval, origin), x, output)
 
 
 def uniform_filter(input: Any, size: Any = 3, output: Any = None, mode: Any = "reflect",
@@ -283,7 +285,7 @@ def laplace(input: Any, output: Any = None, mode: Any = "reflect", cval: float =
 
 def _edge(x, axis, output, mode, cval, smooth):
     x = asarray(x)
-    axis = axis % x.ndim
+    (axis,) = each_axis(axis, x.ndim)
     modes = per_axis(mode, x.ndim, "mode")
     out = correlate_along(x, np.array([-1.0, 0.0, 1.0]), axis, modes[axis], cval, 0)
     for other in range(x.ndim):
