@@ -29,7 +29,7 @@ from .._compat import EIG_ALWAYS_COMPLEX
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError, bounded
-from ..ops._rules import dot_sum, each_axis, index_tuple, normalize_axes
+from ..ops._rules import dot_sum, each_axis, normalize_axes
 from ..ops.linalg import hermitian_part
 from ._functions import _tensordot, concrete, implements
 
@@ -500,7 +500,7 @@ def _norm(x, ord=None, axis=None, keepdims=False):
         if nd not in (1, 2):
             raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
         axis = tuple(range(nd))
-    axes = tuple(normalize_axes(a, nd)[0] for a in index_tuple(axis))  # in the given order
+    axes = each_axis(axis, nd)  # in the given order: it says which axis is rows
     if len(axes) == 1:
         if isinstance(ord, str):
             raise ValueError(f"numpy.linalg.norm: invalid norm order {ord!r} for vectors")
