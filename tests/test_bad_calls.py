@@ -235,6 +235,9 @@ BAD = {
     "mean_of_0d_with_axis_0": lambda x: np.mean(x[0, 0], axis=0),
     "var_of_0d_with_axis_0": lambda x: np.var(x[0, 0], axis=0),
     "median_of_0d_with_axis_0": lambda x: np.median(x[0, 0], axis=0),
+    "tensordot_axis_out_of_range": lambda x: np.tensordot(x, x, axes=([2], [0])),
+    "tensordot_negative_axis_out_of_range": lambda x: np.tensordot(x, x.T, axes=([-3], [0])),
+    "tensordot_more_axes_than_dimensions": lambda x: np.tensordot(x, x, axes=3),
     "float_reps": lambda x: np.tile(x, 2.5),
 }
 

@@ -550,11 +550,10 @@ def _tensordot(a, b, axes=2):
     na, nb = len(_shape(a)), len(_shape(b))
     if getattr(axes, "ndim", 0) == 0 and hasattr(axes, "__index__"):
         (n,) = index_tuple(axes)
-        xa, xb = tuple(range(na - n, na)), tuple(range(n))
+        xa, xb = tuple(range(-n, 0)), tuple(range(n))  # as NumPy reads them
     else:
         xa, xb = (index_tuple(x) for x in pair(axes, "numpy.tensordot", "axes"))
-    return ops.dot_general(a, b, contract=(tuple(i % na for i in xa), tuple(i % nb for i in xb)),
-                           batch=((), ()))
+    return ops.dot_general(a, b, contract=(each_axis(xa, na), each_axis(xb, nb)), batch=((), ()))
 
 
 @implements(np.vdot)
