@@ -544,7 +544,8 @@ def test_axes_out_of_range_and_the_0d_axis_allowance_follow_array_api_strict():
     for good in (lambda v: ns(v).sum(v, axis=0), lambda v: ns(v).squeeze(v, axis=-1),
                  lambda v: ns(v).cumulative_sum(v, axis=0), lambda v: ns(v).max(v, axis=-1),
                  lambda v: ns(v).take(v, ns(v).asarray([0]), axis=0) * 1.0,
-                 lambda v: ns(v).repeat(v, 2, axis=0)):
+                 lambda v: ns(v).repeat(v, 2, axis=0),
+                 lambda v: v * ns(v).astype(ns(v).any(v > 0, axis=0), v.dtype)):
         expected = good(s)
         for got in (ad.jvp(good)(s, tangents=strict.asarray(1.0))[0], ad.stage(good, s)(s)):
             assert got.shape == expected.shape

@@ -99,6 +99,9 @@ VALID.update({
     "any_of_0d_axis_0": lambda x: np.any(x[0, 1] > 0, axis=0) * x,
     "squeeze_0d_axis_minus_1": lambda x: np.squeeze(x[0, 1], axis=-1) * x,
     "prod_of_0d_axis_0_keepdims": lambda x: np.prod(x[0, 1], axis=0, keepdims=True) * x,
+    # ... and reads it as 1-d in take and argmax
+    "take_of_0d_axis_minus_1": lambda x: np.take(x[0, 1], [0, 0], axis=-1) * x[:, :2],
+    "argmax_of_0d_axis_0": lambda x: np.argmax(x[0, 1], axis=0) * x,
 })
 
 

@@ -15,7 +15,7 @@ from ..core import Tracer
 from ..dtypes import aval_of, real_dtype
 from ..errors import TracingError
 from ..numpy._mutation import owned_copy
-from ..ops._rules import broadcast_shapes, each_axis, normalize_axes, reduce_axes
+from ..ops._rules import broadcast_shapes, each_axis, normalize_axes, reduce_axes, scalar_axis
 from ..providers import numpy_dtype
 from ._namespace import traced
 from ._tables import translates
@@ -44,7 +44,7 @@ def axis_of(axis: int, ndim: int) -> int:
 def as_1d(x, axis):
     """``(x, axis)`` for an op along one axis. A 0-d array with axis 0 or -1 reads as 1-d, as
     NumPy (and array-api-strict) read it for take, repeat, argsort and cumulative sums."""
-    if not shape_of(x) and axis in (0, -1):
+    if scalar_axis(axis, len(shape_of(x))):
         return ops.reshape(x, shape=(1,)), 0
     return x, axis
 
@@ -387,7 +387,7 @@ def take_along_axis(x, indices, axis):
 # --- utility ---------------------------------------------------------------------------------
 
 def _any_all(x, axis, keepdims, every):
-    axes = normalize_axes(axis, len(shape_of(x)))
+    axes = reduce_axes(axis, len(shape_of(x)))
     truth = x if aval_of(x).dtype.kind == "b" else ops.not_equal(x, 0)
     hits = ops.astype(ops.logical_not(truth) if every else truth, dtype="int64")
     count = ops.reduce_sum(hits, axes=axes, keepdims=bool(keepdims))

@@ -16,7 +16,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import normalize_axes, reduce_axes
+from ..ops._rules import normalize_axes, reduce_axes, scalar_axis
 from ..providers import numpy_dtype
 from ._functions import as_1d, axis_of, cast, ravel, shape_of, take_along_axis
 from ._tables import op_named, translates
@@ -131,7 +131,7 @@ def _cumulative_prod(ctx, x, /, *, axis=None, dtype=None, include_initial=False)
 
 def _arg_reduce(op, x, axis, keepdims):
     ndim = len(shape_of(x))
-    if axis is None or ndim == 0 and axis in (0, -1):  # a 0-d array reads as 1-d
+    if axis is None or scalar_axis(axis, ndim):  # a 0-d array reads as 1-d
         out = op(ravel(x), axis=0, keepdims=False)
         return ops.reshape(out, shape=(1,) * ndim) if keepdims else out
     return op(x, axis=axis_of(axis, ndim), keepdims=bool(keepdims))

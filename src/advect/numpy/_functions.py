@@ -14,7 +14,14 @@ from .._compat import clip_bounds, present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError, bounded
-from ..ops._rules import dot_sum, each_axis, index_tuple, normalize_axes, reduce_axes
+from ..ops._rules import (
+    dot_sum,
+    each_axis,
+    index_tuple,
+    normalize_axes,
+    reduce_axes,
+    scalar_axis,
+)
 from ..providers import numpy_dtype, on_provider_of
 from ._out import call_with_out, out_position
 
@@ -281,7 +288,7 @@ def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tr
 
 
 def _arg_reduce(op, a, axis, keepdims):
-    if axis is None:
+    if axis is None or scalar_axis(axis, len(_shape(a))):  # a 0-d array reads as 1-d
         out = op(_ravel(a), axis=0, keepdims=False)
         return ops.reshape(out, shape=(1,) * len(_shape(a))) if keepdims else out
     return op(a, axis=normalize_axes(axis, len(_shape(a)))[0], keepdims=bool(keepdims))

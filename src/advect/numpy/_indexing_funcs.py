@@ -12,7 +12,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..ops._rules import normalize_axes
+from ..ops._rules import normalize_axes, scalar_axis
 from ..providers import on_provider_of
 from ._functions import (
     _moveaxis,
@@ -50,7 +50,7 @@ def _fix_mode(indices, n, mode, name):
 @implements(np.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):
     a = operand(a)
-    if axis is None:
+    if axis is None or scalar_axis(axis, _ndim(a)):  # a 0-d array reads as 1-d
         a, axis = _ravel(a), 0
     axis = normalize_axes(axis, _ndim(a))[0]
     indices = operand(indices)

@@ -18,7 +18,7 @@ from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
 __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcast_binary",
            "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
            "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "each_axis",
-           "reduce_axes", "reduced_shape", "real_unary", "add_tangents", "scale",
+           "reduce_axes", "scalar_axis", "reduced_shape", "real_unary", "add_tangents", "scale",
            "unary_partial", "ufunc_abstract", "dot_sum", "index_tuple"]
 
 
@@ -146,13 +146,18 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+def scalar_axis(axis, ndim: int) -> bool:
+    """Whether ``axis`` is the integer 0 or -1 given for a 0-d array, which NumPy accepts (a
+    tuple of them is an error): reductions and ``squeeze`` then name no axis, and ``take``,
+    ``argmax``, ``argsort`` and cumulative sums read the array as 1-d."""
+    return ndim == 0 and getattr(axis, "ndim", 0) == 0 and hasattr(axis, "__index__") \
+        and operator.index(axis) in (0, -1)
+
+
 def reduce_axes(axis, ndim: int) -> tuple[int, ...]:
-    """``normalize_axes`` as NumPy's reductions and ``squeeze`` read ``axis``: a 0-d array
-    also takes the integer axis 0 or -1, which names no axis (a tuple of them is an error)."""
-    if ndim == 0 and getattr(axis, "ndim", 0) == 0 and hasattr(axis, "__index__") \
-            and operator.index(axis) in (0, -1):
-        return ()
-    return normalize_axes(axis, ndim)
+    """``normalize_axes`` as NumPy's reductions and ``squeeze`` read ``axis`` (see
+    ``scalar_axis``)."""
+    return () if scalar_axis(axis, ndim) else normalize_axes(axis, ndim)
 
 
 def each_axis(axes, ndim: int) -> tuple[int, ...]:
