@@ -554,3 +554,18 @@ def test_axes_out_of_range_and_the_0d_axis_allowance_follow_array_api_strict():
         assert float(total) == float(ns(s).sum(good(s)) / s)
     assert int(ad.stage(lambda v: ns(v).argmax(v, axis=0), s)(s)) == 0
     assert ad.stage(lambda v: ns(v).argsort(v, axis=0), s)(s).shape == (1,)
+
+
+def test_a_name_the_namespace_lacks_is_an_attribute_error_that_says_why():
+    # xarray's rolling and shift call xp.pad, which no Array API revision names
+    seen = {}
+
+    def f(x):
+        xp = x.__array_namespace__()
+        seen["has pad"] = hasattr(xp, "pad")
+        with pytest.raises(AttributeError, match="no 'pad'.*numpy.pad"):
+            xp.pad(x, 1)
+        return xp.sum(x)
+
+    ad.grad(f)(np.ones(3))
+    assert seen["has pad"] is False

@@ -107,6 +107,16 @@ class ArrayNamespace(SimpleNamespace):
         return (f"<Array API namespace {self.__array_api_version__} of "
                 f"{provider_name(self._context.xp)} (advect)>")
 
+    def __getattr__(self, name: str):
+        # only names the namespace lacks get here: say why, as an AttributeError (hasattr)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        revision = self.__dict__.get("__array_api_version__")
+        raise AttributeError(
+            f"the Array API namespace {revision} of traced arrays has no {name!r}: it is not a "
+            f"function of that revision (a library calling xp.{name} expects more than the "
+            f"Array API); NumPy code can call numpy.{name} on traced NumPy arrays instead")
+
 
 def _extension(xp, ext: str):
     if ext == "" or xp is None:
