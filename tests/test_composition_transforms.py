@@ -174,6 +174,10 @@ def check_programs_inside_transforms(program):
     jacobian = ad.jacobian(ad.grad(f, argnums=argnums), argnums=argnums)(*xs)
     _close(hessian, jacobian, "hessian vs jacobian of grad")
     assert staged_body.to_dot().startswith("digraph") and str(staged_body)
+    specs = [ad.ArraySpec(np.shape(x), np.asarray(x).dtype.name) for x in xs]
+    from_specs = ad.stage(body, specs=specs)  # no examples: the same program
+    assert str(from_specs) == str(staged_body)
+    _identical(from_specs(*xs), staged_body(*xs), "staged from specs")
 
 
 CHECKS = [check_linearize, check_jacobian, check_staged_jvp_and_pullback, check_saved_programs,
