@@ -14,7 +14,8 @@ differences and eager NumPy. Here each derivative of another form is checked aga
 * inside ``advect.debug`` (which turns the reverse pass's fast paths off): the same gradient,
   JVP and Hessian-vector product, bit for bit;
 * a staged program called inside dynamic transforms and inside another staging: the same
-  derivatives as the function it was staged from; ``hessian`` against ``jacobian(grad)``.
+  derivatives as the function it was staged from; ``hessian`` against ``jacobian(grad)``;
+  staging from specs alone against staging from examples.
 """
 
 from __future__ import annotations
