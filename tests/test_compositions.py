@@ -776,3 +776,14 @@ def test_square_jvp_for_large_arrays_agrees_with_the_small_array_form(f, dtype, 
     for a, b in zip(large, small, strict=True):
         assert a.dtype == b.dtype == x.dtype
         np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol)
+
+
+def test_a_sum_of_an_empty_slice_has_a_zero_tangent_in_every_mode():
+    # the tangent of a sum of nothing was a computed 0.0, and the sqrt of a norm made it
+    # 0 / 0 = NaN in forward mode, where reverse mode and central differences give 0
+    x = np.ones((2, 1))
+    f = lambda v: np.linalg.norm(v[:, 1:] + 2.0) + np.sum(v ** 2)  # noqa: E731
+    for g in (f, ad.stage(f, x)):
+        assert ad.jvp(g)(x, tangents=np.ones_like(x))[1] == 4.0
+        np.testing.assert_array_equal(ad.grad(g)(x), 2 * x)
+        np.testing.assert_array_equal(ad.hvp(g)(x, vectors=np.ones_like(x))[1], 2 * x)

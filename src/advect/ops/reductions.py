@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import ops
 from .._compat import provider_function
-from ..core import Op
+from ..core import Op, apply_linear
 from ..dtypes import Aval, aval_of
 from . import _portable
 from ._rules import fit, reduced_shape
@@ -40,9 +40,19 @@ def _reduce_sum_impl(xp, x, *, axes, keepdims):
     return xp.sum(_portable.numeric(xp, x), axis=axes, keepdims=keepdims)
 
 
+def _reduce_sum_jvp(primals, tangents, out, *, axes, keepdims):
+    # a sum of nothing is the constant 0: a zero tangent, not a computed 0.0, which a sqrt or
+    # a division after it would turn into NaN (np.linalg.norm of an empty slice) where reverse
+    # mode and central differences give 0
+    x = primals[0]
+    if (x.size if type(x) is np.ndarray else aval_of(x).size) == 0:
+        return None
+    return apply_linear(reduce_sum, tangents, primals, out, {"axes": axes, "keepdims": keepdims})
+
+
 reduce_sum = Op(
     "reduce_sum", attrs=("axes", "keepdims"), abstract=_sum_abstract, impl=_reduce_sum_impl,
-    linear=True, transpose=_reduce_sum_transpose,
+    jvp=_reduce_sum_jvp, linear=True, transpose=_reduce_sum_transpose,
 )
 
 
