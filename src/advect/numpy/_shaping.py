@@ -264,11 +264,10 @@ def _flipud(m):
 @implements(np.rot90)
 def _rot90(m, k=1, axes=(0, 1)):
     ndim = _ndim(m)
-    if len(axes) != 2:
+    axes = each_axis(axes, ndim)
+    if len(axes) != 2 or axes[0] == axes[1]:
         raise ValueError("len(axes) must be 2 and the axes must be different")
-    a0, a1 = each_axis(axes, ndim)
-    if a0 == a1:
-        raise ValueError("len(axes) must be 2 and the axes must be different")
+    a0, a1 = axes
     k %= 4
     if k == 0:
         return m
