@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from hypothesis import assume
 from hypothesis import strategies as st
 
 import advect as ad
@@ -112,6 +113,21 @@ class Program:
             x = rng.uniform(-1.2, 1.2, shape)
             out.append(float(x) if scalar and python_floats else x.astype(dtype))
         return out
+
+    def eager(self, dtype=np.float64):
+        """``(body, f, inputs, body's output, loss)`` at the sample point, computed by NumPy;
+        a wild or kinked point is discarded (Hypothesis ``assume``)."""
+        body, f = self.functions()
+        xs = self.inputs(dtype)
+        try:
+            with np.errstate(all="ignore"):
+                out, loss = body(*xs), f(*xs)
+        except Kink:
+            assume(False)
+        assume(np.isfinite(loss) and abs(loss) < 1e4)
+        outs = list(out) if isinstance(out, tuple) else [out]
+        assume(all(np.all(np.isfinite(o)) and np.max(np.abs(o), initial=0) < 1e4 for o in outs))
+        return body, f, xs, out, loss
 
     def directions(self, dtype=np.float64, salt: int = 1) -> list:
         """Random tangents (or cotangents) for the inputs, 0-d arrays for Python floats."""

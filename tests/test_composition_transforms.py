@@ -29,7 +29,6 @@ from hypothesis import HealthCheck, given, settings
 import advect as ad
 from advect.pytree import tree_leaves
 from programs import programs
-from test_compositions import _eager
 
 FAST = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
@@ -60,7 +59,7 @@ def _arrays(program, dtype=np.float64) -> list:
 
 
 def _setup(program, dtype=np.float64):
-    body, f, _, _, _ = _eager(program, dtype)
+    body, f, _, _, _ = program.eager(dtype)
     xs = _arrays(program, dtype)
     argnums = tuple(range(len(xs)))
     ts = tuple(program.directions(dtype, salt=1))
