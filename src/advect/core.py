@@ -45,17 +45,22 @@ class Op:
     every other op gives a weak Python scalar for Python scalars in, as NEP 50 says.
     ``signed_transpose = (rule, signs)`` says that ``transpose`` is ``rule`` with the cotangents
     of the arguments flagged in ``signs`` negated (subtract, negative): the reverse pass carries
-    those signs instead of computing the negations.
+    those signs instead of computing the negations. ``kernel(xp, n_operands, **attrs)``, where
+    given, returns a callable of the operands alone that computes what ``impl`` with those attrs
+    does, or None: a staged plan, whose attrs are fixed, asks once per node, so work that
+    depends on the attrs only (an index tuple) is done once instead of on every call.
     """
 
     __slots__ = ("name", "abstract", "impl", "jvp", "transpose", "attrs", "linear", "nondiff",
-                 "multiple_results", "elementwise", "strong", "signed_transpose", "__weakref__")
+                 "multiple_results", "elementwise", "strong", "signed_transpose", "kernel",
+                 "__weakref__")
 
     def __init__(self, name: str, *, abstract: Callable, impl: Callable,
                  jvp: Callable | None = None, transpose: Callable | None = None,
                  attrs: tuple[str, ...] = (), linear: bool = False, nondiff: bool = False,
                  multiple_results: bool = False, elementwise: bool = False,
-                 strong: bool = False, signed_transpose: tuple | None = None):
+                 strong: bool = False, signed_transpose: tuple | None = None,
+                 kernel: Callable | None = None):
         if name in REGISTRY:
             raise ValueError(f"an op named {name!r} is already registered")
         self.name = name
@@ -69,6 +74,7 @@ class Op:
         self.elementwise = elementwise
         self.strong = strong
         self.signed_transpose = signed_transpose
+        self.kernel = kernel
         if jvp is None and linear:
             jvp = _linear_jvp(self)
         self.jvp = jvp

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["complete", "getitem", "scatter_add", "scatter", "numeric", "where", "einsum"]
+__all__ = ["complete", "getitem", "add_basic", "scatter_add", "scatter", "numeric", "where",
+           "einsum"]
 
 
 
@@ -59,14 +60,20 @@ def getitem(xp, x, key):
     return out
 
 
+def add_basic(x, key, v):
+    """A copy of the NumPy array ``x`` with ``v`` added at the basic index ``key``."""
+    out = np.array(x)  # a copy, and an array for a NumPy scalar x (0-d results are those)
+    out[key] += v
+    return out
+
+
 def scatter_add(xp, x, key, v):
     """A copy of ``x`` with ``v`` added at ``key``; repeated indices accumulate."""
     if xp is np:
+        if not _has_arrays(key):
+            return add_basic(x, key, v)
         out = np.array(x)  # a copy, and an array for a NumPy scalar x (0-d results are those)
-        if _has_arrays(key):
-            np.add.at(out, key, v)
-        else:
-            out[key] += v
+        np.add.at(out, key, v)
         return out
     if not _has_arrays(key):
         out = xp.asarray(x, copy=True)

@@ -8,6 +8,9 @@ integer arrays by the frontend, because their shape depends on data.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 
 from ..core import Op, apply_linear
@@ -19,6 +22,20 @@ from .creation import zeros_like
 
 def index_key(index, arrays):
     """The NumPy index tuple that ``index`` and its array operands stand for."""
+    if not arrays:  # a basic index: the same key every time
+        try:
+            return _basic_key(index)
+        except TypeError:  # an index that cannot be hashed (lists in a hand-made graph)
+            pass
+    return _key(index, arrays)
+
+
+@functools.lru_cache(maxsize=1024)
+def _basic_key(index):
+    return _key(index, ())
+
+
+def _key(index, arrays):
     it = iter(arrays)
     key = []
     for e in index:
@@ -74,11 +91,16 @@ def _gather_transpose(ct, x, *arrays, index):
             *(None for _ in arrays))
 
 
+def _gather_kernel(xp, n_operands, *, index):
+    # a basic index into a NumPy array: x[key], the key built once, indexed from C
+    return operator.itemgetter(index_key(index, ())) if xp is np and n_operands == 1 else None
+
+
 gather = Op("gather", attrs=("index",), abstract=_gather_abstract, linear=True,
             impl=lambda xp, x, *arrays, index: _portable.getitem(xp, x, index_key(index, arrays)),
             jvp=lambda primals, tangents, out, *, index: apply_linear(
                 gather, (tangents[0], *primals[1:]), primals, out, {"index": index}),
-            transpose=_gather_transpose)
+            transpose=_gather_transpose, kernel=_gather_kernel)
 
 
 def _scatter_abstract(x, v, *arrays, index):
@@ -108,8 +130,19 @@ def _scatter_add_transpose(ct, x, v, *arrays, index):
             *(None for _ in arrays))
 
 
+def _scatter_add_kernel(xp, n_operands, *, index):
+    if xp is not np or n_operands != 2:
+        return None
+    key = index_key(index, ())  # a basic index into a NumPy array, the key built once
+
+    def scatter_add(x, v):
+        return _portable.add_basic(x, key, v)
+    return scatter_add
+
+
 scatter_add = Op("scatter_add", attrs=("index",), abstract=_scatter_abstract,
-                 impl=_scatter_add_impl, jvp=_scatter_add_jvp, transpose=_scatter_add_transpose)
+                 impl=_scatter_add_impl, jvp=_scatter_add_jvp, transpose=_scatter_add_transpose,
+                 kernel=_scatter_add_kernel)
 
 
 def _scatter_impl(xp, x, v, *arrays, index):

@@ -175,25 +175,41 @@ def evaluate(graph: Graph, inputs: list, constants: dict | None = None) -> list:
 
 
 def renumber(graph: Graph) -> Graph:
-    """The same graph with dense ids: inputs, then constants, then node outputs in order (the
-    numbering saved programs use, so a listing reads the same before and after saving)."""
-    ids: dict[int, int] = {}
+    """The live part of the graph with dense ids: inputs, then the constants used, then the
+    outputs of the nodes needed, in order (the numbering saved programs use, so a listing reads
+    the same before and after saving). Dead nodes and unused constants are dropped."""
+    live = {x for x in graph.outputs if type(x) is not Literal}
+    needed = []
+    for node in reversed(graph.nodes):
+        outs = node.outputs
+        if outs[0] in live if len(outs) == 1 else any(v in live for v in outs):
+            needed.append(node)
+            for x in node.inputs:
+                if type(x) is not Literal:
+                    live.add(x)
+    avals = graph.avals
     out = Graph()
+    new = out.avals  # out.new_value, inline: the id of a value is its index in avals
+    ids: dict[int, int] = {}
     for v in graph.inputs:
-        ids[v] = out.new_value(graph.avals[v])
-        out.inputs.append(ids[v])
+        ids[v] = len(new)
+        new.append(avals[v])
+    out.inputs = list(range(len(new)))
     for v in sorted(graph.constants):
-        ids[v] = out.new_value(graph.avals[v])
-        out.constants[ids[v]] = graph.constants[v]
-        out.origins[ids[v]] = graph.origins.get(v, "captured")
-
-    for node in graph.nodes:
+        if v in live:
+            ids[v] = vid = len(new)
+            new.append(avals[v])
+            out.constants[vid] = graph.constants[v]
+            out.origins[vid] = graph.origins.get(v, "captured")
+    nodes = out.nodes
+    for node in reversed(needed):
         inputs = tuple([x if type(x) is Literal else ids[x] for x in node.inputs])
         outputs = []
         for v in node.outputs:
-            ids[v] = out.new_value(graph.avals[v])
-            outputs.append(ids[v])
-        out.nodes.append(Node(node.op, inputs, node.attrs, tuple(outputs)))
+            ids[v] = vid = len(new)
+            new.append(avals[v])
+            outputs.append(vid)
+        nodes.append(Node(node.op, inputs, node.attrs, tuple(outputs)))
     out.outputs = [x if type(x) is Literal else ids[x] for x in graph.outputs]
     return out
 

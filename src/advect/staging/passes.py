@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import Aval
-from .graph import Graph, Literal, Node, operand_aval
+from .graph import Graph, Literal, Node, operand_aval, renumber
 
 __all__ = ["PassReport", "OptimizationReport", "optimize", "dce", "simplify", "cse", "fold"]
 
@@ -41,20 +41,29 @@ class OptimizationReport(NamedTuple):
 
 def dce(graph: Graph) -> Graph:
     """Drop nodes none of whose outputs is needed, and constants nobody uses."""
-    live = {x for x in graph.outputs if type(x) is not Literal}
+    return _live(graph)[0]
+
+
+def _live(graph: Graph) -> tuple[Graph, dict[int, int]]:
+    """``dce(graph)`` and how often each value is used in it (by its nodes and outputs): the
+    backward sweep that finds what is live counts the uses on the way."""
+    uses: dict[int, int] = {}
+    for x in graph.outputs:
+        if type(x) is not Literal:
+            uses[x] = uses.get(x, 0) + 1
     kept = []
     for node in reversed(graph.nodes):
         outs = node.outputs
-        if outs[0] in live if len(outs) == 1 else any(v in live for v in outs):
+        if outs[0] in uses if len(outs) == 1 else any(v in uses for v in outs):
             kept.append(node)
             for x in node.inputs:
                 if type(x) is not Literal:
-                    live.add(x)
+                    uses[x] = uses.get(x, 0) + 1
     out = graph.copy(nodes=False)
     out.nodes = kept[::-1]
-    out.constants = {v: c for v, c in graph.constants.items() if v in live}
+    out.constants = {v: c for v, c in graph.constants.items() if v in uses}
     out.origins = {v: o for v, o in graph.origins.items() if v in out.constants}
-    return out
+    return out, uses
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -232,14 +241,6 @@ def _scaled(graph, node, operands):
     return None
 
 
-def _uses(graph: Graph) -> dict[int, int]:
-    uses: dict[int, int] = {}
-    for x in [x for n in graph.nodes for x in n.inputs] + list(graph.outputs):
-        if type(x) is not Literal:
-            uses[x] = uses.get(x, 0) + 1
-    return uses
-
-
 def _negation_outward(graph, node, producer, uses):
     """(-a) * b -> -(a * b) when the negation has no other use, so it can travel to where it
     is absorbed (a later add, subtract or literal factor)."""
@@ -380,7 +381,7 @@ class _Walk:
     Operands are final by the time a node is reached, so chains collapse in one walk. Counts
     the nodes each rewrite removed (``simplify`` may add one: an outward negation)."""
 
-    def __init__(self, graph: Graph, stages: tuple[str, ...]):
+    def __init__(self, graph: Graph, stages: tuple[str, ...], uses: dict | None = None):
         self.graph, self.stages = graph, stages
         self.removed = dict.fromkeys(stages, 0)
         self.simplifying, self.folding, self.merging = (
@@ -389,7 +390,9 @@ class _Walk:
         self.sub: dict[int, object] = {}  # value id -> the operand that replaces it
         self.producer: dict[int, Node] = {}
         self.seen: dict[tuple, Node] = {}
-        self.uses = _uses(graph) if self.simplifying else {}
+        if uses is None:  # how often each value is used (where ``simplify`` needs it)
+            uses = _live(graph)[1] if self.simplifying else {}
+        self.uses = uses
         self.constants: dict[tuple, int] = {}  # contents -> the first constant holding them
 
     def run(self) -> Graph:
@@ -410,10 +413,11 @@ class _Walk:
         if inputs != ins:
             node = Node(node.op, inputs, node.attrs, node.outputs)
         result = None
-        if node.op.multiple_results:
+        op = node.op
+        if op.multiple_results:
             pass
-        elif self.simplifying:
-            node, result = self._simplify(node)
+        elif self.simplifying and (op.name in _RULE_OPS or op.elementwise and len(inputs) >= 2):
+            node, result = self._simplify(node)  # (only those ops have rules)
         if result is None and self.folding and not node.op.multiple_results and (
                 _all_known(self.out.constants, node.inputs) or _data_independent(node)):
             result = self._fold(node)
@@ -483,9 +487,10 @@ def _cse_key(node: Node):
             operands = tuple(x.key() if type(x) is Literal else x for x in operands)
             break
     attrs = node.attrs
+    if not attrs:  # value ids and Literal keys: hashable
+        return (node.op, operands, ())
     # attrs with their types: 1, 1.0 and True are equal keys in Python, not equal attrs here
-    key = (node.op, operands, tuple(sorted((a, type(v).__name__, v) for a, v in attrs.items()))
-           if attrs else ())
+    key = (node.op, operands, tuple(sorted((a, type(v).__name__, v) for a, v in attrs.items())))
     try:
         hash(key)
     except TypeError:
@@ -515,20 +520,21 @@ STAGES = ("simplify", "fold", "cse")  # the order the walk tries them on a node
 
 
 def optimize(graph: Graph) -> tuple[Graph, OptimizationReport]:
-    """DCE, one walk that simplifies, folds and merges each node in turn, DCE. Operands are
-    final before a node is reached and a rewrite's new nodes are visited too, so the walk
-    reaches what repeating it would (a second walk finds nothing on the test programs); each
-    pass visits each node once, so optimizing is linear in the graph."""
+    """DCE, one walk that simplifies, folds and merges each node in turn, DCE (with dense ids:
+    ``renumber``). Operands are final before a node is reached and a rewrite's new nodes are
+    visited too, so the walk reaches what repeating it would (a second walk finds nothing on
+    the test programs); each pass visits each node once, so optimizing is linear in the
+    graph."""
     before = len(graph.nodes)
-    graph = dce(graph)
+    graph, uses = _live(graph)
     n = len(graph.nodes)
     passes = [PassReport("dce", before, n)]
-    walk = _Walk(graph, STAGES)
+    walk = _Walk(graph, STAGES, uses)
     graph = walk.run()
     for name in STAGES:  # the walk's removals, reported as the passes they stand for
         passes.append(PassReport(name, n, n - walk.removed[name]))
         n -= walk.removed[name]
     n = len(graph.nodes)
-    graph = dce(graph)
+    graph = renumber(graph)  # drops what the walk left dead
     passes.append(PassReport("dce", n, len(graph.nodes)))
     return graph, OptimizationReport(before, len(graph.nodes), tuple(passes))

@@ -234,7 +234,7 @@ def _step(node, ufunc, xp, args: tuple, outs: tuple, dead: tuple, donor, avals: 
     if donor is not None:
         return _donating_step(ufunc, args, outs[0], donor, dead)
     # an elementwise op's NumPy implementation is its ufunc: call it without the wrapper
-    fn = ufunc if ufunc is not None else functools.partial(op.impl, xp, **node.attrs)
+    fn = ufunc if ufunc is not None else _kernel(op, xp, len(args), node.attrs)
     handle = getattr(op, "handle", None)
     if handle is not None:  # a custom primitive: its outputs must be what its rule declared
         fn = _checked(fn, handle, avals)
@@ -267,12 +267,33 @@ def _step(node, ufunc, xp, args: tuple, outs: tuple, dead: tuple, donor, avals: 
             env[out] = fn(env[a])
             env[d] = None
         return step
+    if len(args) == 2 and len(dead) == 1:
+        (a, b), (d,) = args, dead
+
+        def step(env):
+            env[out] = fn(env[a], env[b])
+            env[d] = None
+        return step
+    if len(args) == 2:
+        a, b = args
+
+        def step(env):
+            env[out] = fn(env[a], env[b])
+            for s in dead:
+                env[s] = None
+        return step
 
     def step(env):
         env[out] = fn(*[env[a] for a in args])
         for s in dead:
             env[s] = None
     return step
+
+
+def _kernel(op: Op, xp, n_operands: int, attrs: dict) -> Callable:
+    """The callable of the operands alone that runs ``op`` with these attrs."""
+    fn = None if op.kernel is None else op.kernel(xp, n_operands, **attrs)
+    return functools.partial(op.impl, xp, **attrs) if fn is None else fn
 
 
 def _python_scalar(fn):

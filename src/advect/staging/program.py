@@ -21,7 +21,7 @@ import numpy as np
 from ..core import Tracer
 from ..providers import device_of, is_array, namespace_of
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
-from .graph import Graph, evaluate, listing, operand_aval, renumber, validate
+from .graph import Graph, evaluate, listing, operand_aval, validate
 from .passes import OptimizationReport, PassReport, optimize
 from .plan import Plan
 from .specs import (
@@ -437,8 +437,7 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
         graph, out_def = trace_graph(call, in_avals, np if xp is None else xp,
                                      array_api_version=version)
         validate(graph, derive=False)  # the trace derived every aval with the ops' rules
-        graph, report = optimize(graph)
-        graph = renumber(graph)
+        graph, report = optimize(graph)  # renumbered densely
         python = [operand_aval(graph, x).weak and operand_aval(graph, x).shape == ()
                   for x in graph.outputs]
         name = getattr(function, "__name__", type(function).__name__)

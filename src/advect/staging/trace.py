@@ -107,7 +107,8 @@ class StageTrace(Trace):
             outs = tuple(graph.new_value(a) for a in out)
             graph.nodes.append(Node(op, inputs, attrs, outs))
             return tuple(StageTracer(self, v, a) for v, a in zip(outs, out))
-        vid = graph.new_value(out)
+        vid = len(graph.avals)  # graph.new_value(out), inline
+        graph.avals.append(out)
         graph.nodes.append(Node(op, inputs, attrs, (vid,)))
         return StageTracer(self, vid, out)
 
