@@ -418,9 +418,13 @@ class _Walk:
             pass
         elif self.simplifying and (op.name in _RULE_OPS or op.elementwise and len(inputs) >= 2):
             node, result = self._simplify(node)  # (only those ops have rules)
-        if result is None and self.folding and not node.op.multiple_results and (
-                _all_known(self.out.constants, node.inputs) or _data_independent(node)):
-            result = self._fold(node)
+        if result is None and self.folding and not node.op.multiple_results:
+            constants = self.out.constants
+            for x in node.inputs:  # foldable: every operand known, or a creation op
+                if type(x) is not Literal and x not in constants and not _data_independent(node):
+                    break
+            else:
+                result = self._fold(node)
         if result is None and self.merging and not node.op.multiple_results:
             key = _cse_key(node)
             first = self.seen.get(key) if key is not None else None
@@ -470,13 +474,6 @@ class _Walk:
         if result is not None:
             self.removed["fold"] += 1
         return result
-
-
-def _all_known(constants: dict, inputs: tuple) -> bool:
-    for x in inputs:
-        if type(x) is not Literal and x not in constants:
-            return False
-    return True
 
 
 def _cse_key(node: Node):
