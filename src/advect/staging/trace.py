@@ -96,7 +96,7 @@ class StageTrace(Trace):
         for a in args:  # the common operands first, inline: this trace's tracers
             if type(a) is StageTracer and a._trace is self:
                 inputs.append(a._vid)
-                avals.append(a._aval)
+                avals.append(a.aval)
                 continue
             x = self.operand(a, op.name)
             inputs.append(x)
@@ -120,62 +120,58 @@ class StageTrace(Trace):
 class StageTracer(ArrayTracer):
     """A staged value: an aval and a graph value id, no data."""
 
-    __slots__ = ("_vid", "_aval")
+    __slots__ = ("_vid", "aval")  # a slot, not a property: read on every op
 
     def __init__(self, trace: StageTrace, vid: int, aval: Aval, mut=None):
         self._trace = trace
         self._vid = vid
-        self._aval = aval
+        self.aval = aval
         self._mut = mut
 
     @property
-    def aval(self) -> Aval:
-        return self._aval
-
-    @property
     def dtype(self):
-        return self._trace.dtype_of(self._aval.dtype)
+        return self._trace.dtype_of(self.aval.dtype)
 
     @property
     def device(self):
-        device = self._aval.device
+        device = self.aval.device
         return self._trace.device if device is None else device
 
     def __len__(self):
         # also a TypeError: list(x) inside NumPy's dispatch asks for a length hint, and a
         # TypeError there means "no hint"
         raise StagedIterationError(
-            f"len() of a staged value ({self._aval!r}): staging refuses it so that a loop "
+            f"len() of a staged value ({self.aval!r}): staging refuses it so that a loop "
             "over it is not frozen into the program by accident; use x.shape[0] for the length")
 
     def __iter__(self):
         if not _numpy_iterates(sys._getframe(1)):
             raise StagedIterationError(
-                f"iterating over a staged value ({self._aval!r}): a staged program must not "
+                f"iterating over a staged value ({self.aval!r}): a staged program must not "
                 "unroll a loop over its data by accident; use vectorized operations, or index "
                 "explicitly with `for i in range(x.shape[0]): ... x[i]`")
         return super().__iter__()
 
     def __repr__(self) -> str:
-        return f"StageTracer(%{self._vid}: {self._aval!r})"
+        return f"StageTracer(%{self._vid}: {self.aval!r})"
 
     def _concrete(self):
         return self._concrete_for("reading the value")
 
     def _concrete_for(self, what):
         raise TracingError(
-            f"{what} needs the data of a staged value ({self._aval!r}), which staging does not "
+            f"{what} needs the data of a staged value ({self.aval!r}), which staging does not "
             "have: a staged program must work for every input of its signature. Choose values "
             "with np.where(condition, a, b) instead of a Python branch, pass compile-time "
             "values as StaticSpec, or use a dynamic transform (ad.grad, ...) for code that "
             "needs the data")
 
     def _clone(self) -> StageTracer:
-        return StageTracer(self._trace, self._vid, self._aval)
+        return StageTracer(self._trace, self._vid, self.aval)
 
     def _assign(self, other: StageTracer) -> None:
         self._vid = other._vid
-        self._aval = other._aval
+        self.aval = other.aval
 
 
 # NumPy functions whose __array_function__ dispatcher returns the array itself, so that NumPy's
