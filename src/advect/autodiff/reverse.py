@@ -362,8 +362,13 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
             if c is not None and type(a) is LinearTracer:
                 sign = negated is not flip
                 aval = a.aval
-                if (type(c) is np.ndarray and c.shape == aval.shape and c.dtype == aval.dtype
-                        and a.index not in cts):
+                if type(c) is np.ndarray:
+                    fits = c.shape == aval.shape and c.dtype == aval.dtype
+                else:  # a tracer (staging a gradient, say) has its aval at hand
+                    c_aval = c.aval if isinstance(c, Tracer) else None
+                    fits = c_aval is not None and c_aval.shape == aval.shape \
+                        and c_aval.dtype == aval.dtype
+                if fits and a.index not in cts:
                     cts[a.index] = c  # the common case, inline
                     if sign:
                         neg.add(a.index)
