@@ -282,9 +282,11 @@ def _scatter_into(graph, node, producer, uses):
 
 # --- constant folding ------------------------------------------------------------------------
 
+_CREATION = frozenset((ops.full_like, ops.iota_like))  # read only their operand's aval
+
+
 def _data_independent(node: Node) -> bool:
-    # creation ops read only the shape and dtype of their reference operand
-    return node.op is ops.full_like or node.op is ops.iota_like
+    return node.op in _CREATION
 
 
 def _fold_operand(graph: Graph, x, stand_in: bool):
@@ -421,7 +423,7 @@ class _Walk:
         if result is None and self.folding and not node.op.multiple_results:
             constants = self.out.constants
             for x in node.inputs:  # foldable: every operand known, or a creation op
-                if type(x) is not Literal and x not in constants and not _data_independent(node):
+                if type(x) is not Literal and x not in constants and node.op not in _CREATION:
                     break
             else:
                 result = self._fold(node)
