@@ -167,7 +167,7 @@ class Trace:
     __slots__ = ("level", "alive")
 
     def __init__(self):
-        self.level = new_level()
+        self.level = next(_levels)  # new_level(), inline: one per transform call
         self.alive = True
 
     def process(self, op: Op, args: tuple, attrs: dict):

@@ -261,15 +261,17 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
             if type(primal) not in _REAL_SCALARS:  # np.sum & co. return NumPy scalars
                 _check_scalar_output(primal, "grad")
             cts = backward(tape.tape, [(var, ones_like_scalar(primal))])
-            grads = [cts.get(v.index) for v in in_vars]
-            grads = [ops.zeros_like(p) if g is None else g for g, p in zip(grads, sel.primals)]
+            grads = []
+            for v, p in zip(in_vars, sel.primals):
+                g = cts.get(v.index)
+                grads.append(ops.zeros_like(p) if g is None else g)
             if has_aux:
                 aux_leaves, _, aux_def = _lower_all(trace, aux)
                 aux = tree_unflatten(aux_def, aux_leaves)
         finally:
             trace.close()
             tape.close()
-        result = sel.unflatten(grads)
+        result = grads[0] if sel.simple else sel.unflatten(grads)
         return (primal, result, aux) if has_aux else (primal, result)
 
     return wrapped

@@ -29,7 +29,7 @@ class JVPTrace(Trace):
     def close(self) -> None:
         if self.alive:
             state.pop(self)
-        super().close()
+            self.alive = False  # Trace.close
 
     def process(self, op, args, attrs):
         if len(args) == 1:  # the common unary case, without the loop

@@ -30,17 +30,14 @@ __all__ = ["LinearTrace", "LinearTracer", "linearize_flat", "lower", "backward",
 class LinearTracer(Tracer):
     """A variable of the linear tape: only its aval is known."""
 
-    __slots__ = ("aval", "index")
+    __slots__ = ("aval", "index", "shape")  # shape: aval.shape, read by every transpose
     _linear = True
 
     def __init__(self, trace: LinearTrace, aval: Aval, index: int):
         self._trace = trace
         self.aval = aval
         self.index = index
-
-    @property
-    def shape(self):
-        return self.aval.shape
+        self.shape = aval.shape
 
     @property
     def dtype(self):
@@ -83,10 +80,13 @@ class LinearTrace(Trace):
                 out_aval = op.abstract(*[_aval(a) for a in args], **attrs)
         else:
             out_aval = op.abstract(*[_aval(a) for a in args], **attrs)
-        if not op.multiple_results:
-            return self.record(op, args, attrs, out_aval)
         if op.transpose is None:
             raise _no_transpose(op)
+        if not op.multiple_results:  # self.record(op, args, attrs, out_aval), inline
+            out = LinearTracer(self, out_aval, self.count)
+            self.count += 1
+            self.tape.append((op, args, attrs, out))
+            return out
         out = tuple(self.new_var(a) for a in out_aval)
         self.tape.append((op, args, attrs, out))
         return out
@@ -138,10 +138,13 @@ def linearize_flat(fun, primals):
     input tape variables, and the two traces, which the caller closes when done."""
     trace = JVPTrace()
     tape = LinearTrace()
-    in_vars = [tape.new_var(aval_of(p)) for p in primals]
-    inputs = [JVPTracer(trace, p, v) for p, v in zip(primals, in_vars)]
-    for x in inputs:
+    in_vars, inputs = [], []
+    for p in primals:
+        var = tape.new_var(aval_of(p))
+        x = JVPTracer(trace, p, var)
         x._mut = INPUT  # a transform's inputs are never writable
+        in_vars.append(var)
+        inputs.append(x)
     try:
         out = fun(*inputs)
     except BaseException:
@@ -399,11 +402,14 @@ def _own(cts: dict, seeds: list) -> None:
     cotangent) or the seed itself; a caller that updates one gradient in place must change
     nothing else. Only arrays that share memory or are read-only are copied.
     """
-    seen = {id(_root(ct)) for _, ct in seeds if type(ct) is np.ndarray}
+    seen = set()
+    for _, ct in seeds:
+        if type(ct) is np.ndarray:
+            seen.add(id(ct if ct.base is None else _root(ct)))
     for index, ct in cts.items():
         if type(ct) is not np.ndarray:
             continue
-        root = id(_root(ct))
+        root = id(ct if ct.base is None else _root(ct))
         if root in seen or not ct.flags.writeable:
             cts[index] = ct.copy()
         else:

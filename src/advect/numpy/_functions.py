@@ -81,7 +81,8 @@ def array_function(func, types, args, kwargs, like=None):
     if func in TAKES_LIKE:
         kwargs = {**kwargs, "like": like}
     position = out_position(func, impl)
-    if position is not None:  # NumPy gives it out=: the result is written there (see _out.py)
+    if position is not None and (kwargs or 0 <= position < len(args)):
+        # NumPy gives it out= and the call may pass it: the result is written there (_out.py)
         return call_with_out(func, impl, position, args, kwargs)
     return impl(*args, **kwargs)
 

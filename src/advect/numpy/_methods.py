@@ -135,11 +135,17 @@ class ArrayTracer(Tracer):
 
     # --- NumPy protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _numpy_result(_ufuncs.array_ufunc(ufunc, method, inputs, kwargs))
+        out = _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
+        if type(out) is not tuple and not (isinstance(out, ArrayTracer) and out._weak()):
+            return out  # the common case, without the call
+        return _numpy_result(out)
 
     def __array_function__(self, func, types, args, kwargs):
-        _functions.check_device(func, kwargs)
-        out = _numpy_result(_functions.array_function(func, types, args, kwargs, self))
+        if kwargs:
+            _functions.check_device(func, kwargs)
+        out = _functions.array_function(func, types, args, kwargs, self)
+        if type(out) is tuple or isinstance(out, ArrayTracer) and out._weak():
+            out = _numpy_result(out)
         if func in _VIEW_FUNCTIONS and args and isinstance(args[0], ArrayTracer) \
                 and isinstance(out, ArrayTracer):
             _view(args[0], out)  # NumPy returns a view: read-only here, stale after writes

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import ops
 from .._compat import provider_function
-from ..core import Op
+from ..core import Op, Tracer
 from ..dtypes import Aval, aval_of
 from . import _portable
 from ._rules import (
@@ -123,7 +123,7 @@ def _multiply_jvp(primals, tangents, out):
 # A product transposes the one case the linear tape holds: a linear operand times a constant.
 # Transposes are real adjoints, so complex constants are conjugated.
 def _multiply_transpose(ct, x, y):
-    if is_linear(x):
+    if isinstance(x, Tracer) and x._linear:  # is_linear(x), inline: the hottest transpose
         return (unbroadcast(multiply(ct, conj_if_complex(y)), x.shape), None)
     return (None, unbroadcast(multiply(conj_if_complex(x), ct), y.shape))
 
@@ -170,7 +170,7 @@ pow = Op("pow", abstract=ufunc_abstract(np.power), impl=lambda xp, x, y: xp.pow(
 
 def _square_jvp(primals, tangents, out):
     (x,), (dx,) = primals, tangents
-    if aval_of(x).size >= _SMALL:
+    if (x.size if type(x) is np.ndarray else aval_of(x).size) >= _SMALL:
         # (dx * 2) * x keeps only x (alive anyway) for the reverse pass, not a new array 2x
         return fit(multiply(multiply(dx, 2), x), out)
     return fit(multiply(dx, multiply(2, x)), out)  # small: one tape entry instead of two
