@@ -114,8 +114,8 @@ def _aval(a):
 
 
 def _same_aval(x, y):
-    """The common aval of a tape variable and a NumPy array (or another variable) that agree
-    in shape and dtype, else None."""
+    """The common aval of a tape variable and a NumPy array (or another variable, or a tracer)
+    that agree in shape and dtype, else None."""
     var, other = (x, y) if type(x) is LinearTracer else (y, x)
     if type(var) is not LinearTracer:
         return None
@@ -129,6 +129,11 @@ def _same_aval(x, y):
         return aval
     if (type(other) is float or type(other) is int) and aval.dtype.kind in "fc":
         return aval  # a weak Python scalar keeps a floating variable's dtype (NEP 50)
+    if isinstance(other, Tracer):  # a staged value, when a program is differentiated
+        o = other.aval
+        if o.shape == aval.shape and o.dtype == aval.dtype and o.weak == aval.weak \
+                and o.device == aval.device:
+            return aval
     return None
 
 
