@@ -15,7 +15,8 @@ import numpy as np
 from ..core import REGISTRY, Op, bind
 from ..dtypes import Aval, aval_of
 
-__all__ = ["Literal", "Node", "Graph", "validate", "evaluate", "listing", "renumber"]
+__all__ = ["Literal", "Node", "Graph", "validate", "evaluate", "listing", "live_nodes",
+           "renumber"]
 
 
 class Literal:
@@ -174,19 +175,30 @@ def evaluate(graph: Graph, inputs: list, constants: dict | None = None) -> list:
     return [x.value if type(x) is Literal else env[x] for x in graph.outputs]
 
 
+def live_nodes(graph: Graph) -> tuple[list[Node], dict[int, int]]:
+    """The nodes some output needs, in order, and how often each value is used by them and the
+    outputs (the values not in it are dead): one backward sweep."""
+    uses: dict[int, int] = {}
+    for x in graph.outputs:
+        if type(x) is not Literal:
+            uses[x] = uses.get(x, 0) + 1
+    kept = []
+    for node in reversed(graph.nodes):
+        outs = node.outputs
+        if outs[0] in uses if len(outs) == 1 else any(v in uses for v in outs):
+            kept.append(node)
+            for x in node.inputs:
+                if type(x) is not Literal:
+                    uses[x] = uses.get(x, 0) + 1
+    kept.reverse()
+    return kept, uses
+
+
 def renumber(graph: Graph) -> Graph:
     """The live part of the graph with dense ids: inputs, then the constants used, then the
     outputs of the nodes needed, in order (the numbering saved programs use, so a listing reads
     the same before and after saving). Dead nodes and unused constants are dropped."""
-    live = {x for x in graph.outputs if type(x) is not Literal}
-    needed = []
-    for node in reversed(graph.nodes):
-        outs = node.outputs
-        if outs[0] in live if len(outs) == 1 else any(v in live for v in outs):
-            needed.append(node)
-            for x in node.inputs:
-                if type(x) is not Literal:
-                    live.add(x)
+    needed, live = live_nodes(graph)
     avals = graph.avals
     out = Graph()
     new = out.avals  # out.new_value, inline: the id of a value is its index in avals
@@ -202,7 +214,7 @@ def renumber(graph: Graph) -> Graph:
             out.constants[vid] = graph.constants[v]
             out.origins[vid] = graph.origins.get(v, "captured")
     nodes = out.nodes
-    for node in reversed(needed):
+    for node in needed:
         inputs = tuple([x if type(x) is Literal else ids[x] for x in node.inputs])
         outputs = []
         for v in node.outputs:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import Aval
-from .graph import Graph, Literal, Node, operand_aval, renumber
+from .graph import Graph, Literal, Node, live_nodes, operand_aval, renumber
 
 __all__ = ["PassReport", "OptimizationReport", "optimize", "dce", "simplify", "cse", "fold"]
 
@@ -47,20 +47,9 @@ def dce(graph: Graph) -> Graph:
 def _live(graph: Graph) -> tuple[Graph, dict[int, int]]:
     """``dce(graph)`` and how often each value is used in it (by its nodes and outputs): the
     backward sweep that finds what is live counts the uses on the way."""
-    uses: dict[int, int] = {}
-    for x in graph.outputs:
-        if type(x) is not Literal:
-            uses[x] = uses.get(x, 0) + 1
-    kept = []
-    for node in reversed(graph.nodes):
-        outs = node.outputs
-        if outs[0] in uses if len(outs) == 1 else any(v in uses for v in outs):
-            kept.append(node)
-            for x in node.inputs:
-                if type(x) is not Literal:
-                    uses[x] = uses.get(x, 0) + 1
+    kept, uses = live_nodes(graph)
     out = graph.copy(nodes=False)
-    out.nodes = kept[::-1]
+    out.nodes = kept
     out.constants = {v: c for v, c in graph.constants.items() if v in uses}
     out.origins = {v: o for v, o in graph.origins.items() if v in out.constants}
     return out, uses
