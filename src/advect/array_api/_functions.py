@@ -15,7 +15,14 @@ from ..core import Tracer
 from ..dtypes import aval_of, real_dtype
 from ..errors import TracingError
 from ..numpy._mutation import owned_copy
-from ..ops._rules import broadcast_shapes, each_axis, normalize_axes, reduce_axes, scalar_axis
+from ..ops._rules import (
+    broadcast_shapes,
+    each_axis,
+    normalize_axes,
+    one_axis,
+    reduce_axes,
+    scalar_axis,
+)
 from ..providers import numpy_dtype
 from ._namespace import traced
 from ._tables import translates
@@ -38,7 +45,7 @@ def ravel(x):
 
 
 def axis_of(axis: int, ndim: int) -> int:
-    return normalize_axes(axis, ndim)[0]
+    return one_axis(axis, ndim)
 
 
 def as_1d(x, axis):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import aval_of
-from ..ops._rules import normalize_axes
+from ..ops._rules import normalize_axes, one_axis
 from ._functions import implements
 
 __all__: list = []
@@ -54,7 +54,7 @@ def _axes_and_sizes(x, s, axes):
     ndim = len(aval_of(x).shape)
     if axes is None:
         axes = tuple(range(ndim)) if s is None else tuple(range(ndim - len(s), ndim))
-    axes = tuple(normalize_axes(int(a), ndim)[0] for a in axes)
+    axes = tuple(one_axis(int(a), ndim) for a in axes)
     if s is None:
         s = tuple(aval_of(x).shape[a] for a in axes)
     elif len(s) != len(axes):
@@ -88,7 +88,7 @@ def _inverse_real_fft(x, s, axes, norm):
     ndim = len(aval_of(x).shape)
     if s is None:
         axes = tuple(range(ndim)) if axes is None else axes
-        axes = tuple(normalize_axes(a, ndim)[0] for a in axes)
+        axes = tuple(one_axis(a, ndim) for a in axes)
         shape = aval_of(x).shape
         s = tuple(shape[a] for a in axes[:-1]) + (2 * (shape[axes[-1]] - 1),)
     axes, s = _axes_and_sizes(x, s, axes)

@@ -6,6 +6,7 @@ A function with a canonical op is a one-line bind; the rest are composites writt
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from ..ops._rules import (
     each_axis,
     index_tuple,
     normalize_axes,
+    one_axis,
     reduce_axes,
     scalar_axis,
 )
@@ -198,7 +200,7 @@ def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
         combine = {ops.reduce_sum: ops.add, ops.reduce_prod: ops.multiply,
                    ops.reduce_max: ops.maximum, ops.reduce_min: ops.minimum}[op]
         out = combine(out, initial)
-    return out
+    return out if dtype is None else astype(out, dtype)  # the provider sums int16 in int64
 
 
 _ALL_AXES = [tuple(range(n)) for n in range(64)]
@@ -243,6 +245,8 @@ def count_where(a, axes, keepdims, where=True, dtype="int64"):
 
 @implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    if dtype is None and aval_of(a).dtype == np.float16:  # NumPy sums float16 in float32
+        return astype(_mean(a, axis, np.float32, None, keepdims, where=where), np.float16)
     if (axis is None and dtype is None and out is None and where is True and not keepdims
             and isinstance(a, Tracer) and aval_of(a).dtype.kind in "fc"):  # np.mean(x)
         shape = a.shape
@@ -292,7 +296,7 @@ def _arg_reduce(op, a, axis, keepdims):
     if axis is None or scalar_axis(axis, len(_shape(a))):  # a 0-d array reads as 1-d
         out = op(_ravel(a), axis=0, keepdims=False)
         return ops.reshape(out, shape=(1,) * len(_shape(a))) if keepdims else out
-    return op(a, axis=normalize_axes(axis, len(_shape(a)))[0], keepdims=bool(keepdims))
+    return op(a, axis=one_axis(axis, len(_shape(a))), keepdims=bool(keepdims))
 
 
 @implements(np.argmax, nondiff=True)
@@ -312,7 +316,8 @@ def _cumsum(a, axis=None, dtype=None, out=None):
     if axis is None or not _shape(a):  # NumPy scans a 0-d array as a 1-element 1-d one
         a = ops.reshape(a, shape=(math.prod(_shape(a)),))
         axis = 0 if axis is None else axis
-    return ops.cumulative_sum(a, axis=normalize_axes(axis, len(_shape(a)))[0])
+    out = ops.cumulative_sum(a, axis=one_axis(axis, len(_shape(a))))
+    return out if dtype is None else astype(out, dtype)  # int16 stays int16, as in reduction
 
 
 # --- shape -----------------------------------------------------------------------------------
@@ -375,7 +380,7 @@ def flat_axis(a, axis):
     a = operand(a)
     if axis is None:
         return _ravel(a), 0
-    return a, normalize_axes(axis, _ndim(a))[0]
+    return a, one_axis(axis, _ndim(a))
 
 
 @implements(np.transpose, np.permute_dims)
@@ -399,8 +404,8 @@ def _swapaxes(a, axis1, axis2):
 @implements(np.moveaxis)
 def _moveaxis(a, source, destination):
     ndim = len(_shape(a))
-    source = tuple(normalize_axes(s, ndim)[0] for s in index_tuple(source))
-    destination = tuple(normalize_axes(d, ndim)[0] for d in index_tuple(destination))
+    source = tuple(one_axis(s, ndim) for s in index_tuple(source))
+    destination = tuple(one_axis(d, ndim) for d in index_tuple(destination))
     if len(source) != len(destination):
         raise ValueError("`source` and `destination` arguments must have the same number of "
                          "elements")
@@ -440,7 +445,7 @@ def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         axis = 0
     if dtype is not None:
         arrays = [astype(a, dtype) for a in arrays]
-    return ops.concat(*arrays, axis=normalize_axes(axis, len(_shape(arrays[0])))[0])
+    return ops.concat(*arrays, axis=one_axis(axis, len(_shape(arrays[0]))))
 
 
 @implements(np.stack)
@@ -452,7 +457,7 @@ def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if any(_shape(a) != shape for a in arrays[1:]):
         raise ValueError("all input arrays must have the same shape")
     n = len(shape) + 1
-    axis = axis % n if type(axis) is int and -n <= axis < n else normalize_axes(axis, n)[0]
+    axis = axis % n if type(axis) is int and -n <= axis < n else one_axis(axis, n)
     if dtype is not None:
         arrays = [astype(a, dtype) for a in arrays]
     return ops.stack(*arrays, axis=axis)
@@ -510,7 +515,7 @@ def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
 
 @implements(np.round, np.around)
 def _round(a, decimals=0, out=None):
-    return ops.round(a, decimals=int(decimals))
+    return ops.round(a, decimals=operator.index(decimals))  # NumPy refuses 1.5, never truncates
 
 
 @implements(np.real)
@@ -543,8 +548,15 @@ def _matmul(x1, x2, /, out=None, **kwargs):
     return ops.matmul(x1, x2)
 
 
+def _strong(x):  # np.dot makes arrays of its operands: np.dot(float32_array, 2) is float64
+    if type(x) in (bool, int, float, complex):
+        return np.asarray(x)
+    return ops.astype(x, dtype=aval_of(x).dtype.name) if aval_of(x).weak else x
+
+
 @implements(np.dot)
 def _dot(a, b, out=None):
+    a, b = _strong(a), _strong(b)
     na, nb = len(_shape(a)), len(_shape(b))
     if na == 0 or nb == 0:
         return ops.multiply(a, b)
@@ -572,6 +584,7 @@ def _vdot(a, b):
 
 @implements(np.inner)
 def _inner(a, b):
+    a, b = _strong(a), _strong(b)
     na, nb = len(_shape(a)), len(_shape(b))
     if na == 0 or nb == 0:
         return ops.multiply(a, b)

@@ -11,10 +11,11 @@ import numpy as np
 
 from .. import ops
 from ..core import Tracer
-from ..dtypes import aval_of
-from ..ops._rules import normalize_axes, scalar_axis
+from ..dtypes import aval_of, result_type
+from ..ops._rules import one_axis, scalar_axis
 from ..providers import on_provider_of
 from ._functions import (
+    _CASTINGS,
     _moveaxis,
     _ndim,
     _ravel,
@@ -52,7 +53,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     a = operand(a)
     if axis is None or scalar_axis(axis, _ndim(a)):  # a 0-d array reads as 1-d
         a, axis = _ravel(a), 0
-    axis = normalize_axes(axis, _ndim(a))[0]
+    axis = one_axis(axis, _ndim(a))
     indices = operand(indices)
     shape = _shape(a)
     n, others = shape[axis], math.prod(shape[:axis] + shape[axis + 1:])
@@ -93,7 +94,7 @@ def _take_along_axis(arr, indices, axis=-1):
         arr, axis = _ravel(arr), 0
     if _ndim(indices) != _ndim(arr):
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    return along_axis(arr, indices, normalize_axes(axis, _ndim(arr))[0])
+    return along_axis(arr, indices, one_axis(axis, _ndim(arr)))
 
 
 @implements(np.put_along_axis)
@@ -103,7 +104,7 @@ def _put_along_axis(arr, indices, values, axis):
     target = _ravel(arr) if flat else arr
     if _ndim(indices) != _ndim(target):
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    axis = 0 if flat else normalize_axes(axis, _ndim(arr))[0]
+    axis = 0 if flat else one_axis(axis, _ndim(arr))
     arrays = _axis_arrays(_shape(target), indices, axis)
     new = ops.scatter(target, operand(values), *arrays, index=("array",) * _ndim(target))
     assign_inplace(arr, _reshape(new, _shape(arr)) if flat else new, "numpy.put_along_axis")
@@ -124,7 +125,7 @@ def _compress(condition, a, axis=None, out=None):
     if axis is None:
         a, axis = _ravel(a), 0
     cond = concrete(condition, "np.compress (its output shape depends on data)").astype(bool)
-    return take_axis(a, np.flatnonzero(cond), normalize_axes(axis, _ndim(a))[0])
+    return take_axis(a, np.flatnonzero(cond), one_axis(axis, _ndim(a)))
 
 
 @implements(np.extract, dynamic_only=True)
@@ -137,9 +138,20 @@ def _extract(condition, arr):
 def _select(condlist, choicelist, default=0):
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
-    out = default
-    for cond, choice in reversed(list(zip(condlist, choicelist))):
-        out = ops.where(operand(cond), operand(choice), out)
+    if not condlist:
+        raise ValueError("select with an empty condition list is not possible")
+    # one dtype for all choices and the default, promoted together (Python scalars weak), as
+    # NumPy's; promoting pairwise along the where-chain would widen int8 or float32 results
+    dtype = result_type(*(aval_of(c if type(c) in (int, float, complex) else operand(c))
+                          for c in (*choicelist, default))).name
+    choices = [operand(c) for c in (*choicelist, default)]
+    conds = [operand(c) for c in condlist]
+    for i, cond in enumerate(conds):
+        if aval_of(cond).dtype != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    out = ops.astype(choices[-1], dtype=dtype)
+    for cond, choice in reversed(list(zip(conds, choices))):
+        out = ops.where(cond, ops.astype(choice, dtype=dtype), out)
     return out
 
 
@@ -182,7 +194,7 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     nd = _ndim(a)
     if nd < 2:
         raise ValueError("diag requires an array of at least two dimensions")
-    axis1, axis2 = (normalize_axes(ax, nd)[0] for ax in (axis1, axis2))
+    axis1, axis2 = (one_axis(ax, nd) for ax in (axis1, axis2))
     if axis1 == axis2:
         raise ValueError("axis1 and axis2 cannot be the same")
     a = _transpose(a, [d for d in range(nd) if d not in (axis1, axis2)] + [axis1, axis2])
@@ -311,7 +323,17 @@ def _place(arr, mask, vals):
 
 @implements(np.copyto)
 def _copyto(dst, src, casting="same_kind", where=True):
+    weak = type(src) in (bool, int, float, complex)
     src = operand(src)
+    if casting not in _CASTINGS:
+        raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
+                         f"'unsafe' (got {casting!r})")
+    dtype = aval_of(dst).dtype
+    if aval_of(src).dtype != dtype and (casting == "unsafe" or not weak):
+        if not np.can_cast(aval_of(src).dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {aval_of(src).dtype!r} to {dtype!r} "
+                            f"according to the rule {casting!r}")
+        src = ops.astype(src, dtype=dtype.name)  # the rule holds, so write in dst's dtype
     if where is True:
         new = ops.broadcast_to(src, shape=_shape(dst)) if _shape(src) != _shape(dst) else src
     else:
@@ -384,7 +406,7 @@ def _ix(*args):
 def _apply_along_axis(func1d, axis, arr, *args, **kwargs):
     arr = operand(arr)
     nd = _ndim(arr)
-    axis = normalize_axes(axis, nd)[0]
+    axis = one_axis(axis, nd)
     moved = _moveaxis(arr, axis, -1)
     lead = _shape(moved)[:-1]
     results = [operand(func1d(moved[idx], *args, **kwargs)) for idx in np.ndindex(*lead)]
@@ -400,7 +422,7 @@ def _apply_along_axis(func1d, axis, arr, *args, **kwargs):
 def _apply_over_axes(func, a, axes):
     a = operand(a)
     for axis in (axes,) if isinstance(axes, int) else axes:
-        axis = normalize_axes(axis, _ndim(a))[0]
+        axis = one_axis(axis, _ndim(a))
         res = func(a, axis)
         if _ndim(res) != _ndim(a):
             res = ops.expand_dims(res, axes=(axis,))

@@ -29,7 +29,7 @@ from .._compat import EIG_ALWAYS_COMPLEX
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError, bounded
-from ..ops._rules import dot_sum, each_axis, normalize_axes
+from ..ops._rules import each_axis, normalize_axes, one_axis
 from ..ops.linalg import hermitian_part
 from ._functions import _tensordot, concrete, implements
 
@@ -154,8 +154,7 @@ def _linalg_tensordot(x1, x2, /, *, axes=2):
 
 @implements(np.linalg.vecdot)
 def _vecdot(x1, x2, /, *, axis=-1):
-    product = ops.multiply(ops.conj(x1) if aval_of(x1).dtype.kind == "c" else x1, x2)
-    return dot_sum(product, normalize_axes(axis, _ndim(product)))
+    return np.vecdot(x1, x2, axis=axis)  # NumPy's is the gufunc: core dimensions must match
 
 
 @implements(np.linalg.outer)
@@ -169,7 +168,7 @@ def _outer(x1, x2, /):
 @implements(np.linalg.cross)
 def _cross(x1, x2, /, *, axis=-1):
     shape = np.broadcast_shapes(_shape(x1), _shape(x2))
-    axis = normalize_axes(axis, len(shape))[0]
+    axis = one_axis(axis, len(shape))
     if shape[axis] != 3:
         raise ValueError("numpy.linalg.cross: both input arrays must be (arrays of) "
                          f"3-dimensional vectors, got size {shape[axis]} along axis {axis}")
@@ -205,7 +204,10 @@ def _trace(x, /, *, offset=0, dtype=None):
     d = _diagonal(x, offset=offset)
     if dtype is not None:
         d = ops.astype(d, dtype=np.dtype(dtype).name)
-    return ops.reduce_sum(d, axes=(_ndim(d) - 1,), keepdims=False)
+    total = ops.reduce_sum(d, axes=(_ndim(d) - 1,), keepdims=False)
+    if dtype is None or aval_of(total).dtype == np.dtype(dtype):
+        return total
+    return ops.astype(total, dtype=np.dtype(dtype).name)  # int16 stays int16, as np.trace's
 
 
 @implements(np.linalg.multi_dot)

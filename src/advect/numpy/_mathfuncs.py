@@ -11,7 +11,7 @@ from .. import ops
 from .._compat import cross_of_2_vectors
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..ops._rules import normalize_axes
+from ..ops._rules import one_axis
 from ._functions import (
     _moveaxis,
     _ndim,
@@ -473,7 +473,7 @@ def _unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
     p = operand(p)
     if _kind(p) not in "fc":
         p = astype(p, np.float64)
-    axis = normalize_axes(axis, _ndim(p))[0]
+    axis = one_axis(axis, _ndim(p))
     n = _shape(p)[axis]
     discont = period / 2 if discont is None else discont
     high = period / 2

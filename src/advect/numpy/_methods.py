@@ -453,9 +453,8 @@ class ArrayTracer(Tracer):
     def ravel(self, order="C"):
         return _view(self, np.ravel(self, order=order))
 
-    def flatten(self, order="C"):
-        out = np.ravel(self, order=order)
-        return owned_copy(out) if out is self else out
+    def flatten(self, order="C"):  # a copy, never a view (np.ravel's result may be one)
+        return owned_copy(np.ravel(self, order=order))
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):

@@ -163,13 +163,18 @@ def _commit(x, new) -> None:
         child, mut = parent, parent._mut
 
 
-def _cast_for_write(x, new, what):
+def _cast_for_write(x, new, what, casting="same_kind"):
+    """``new`` in ``x``'s dtype: in-place operators cast 'same_kind', as NumPy's; item assignment
+    casts 'unsafe' (``ints[0] = floats[0]`` truncates), except that the imaginary part of a
+    complex value is never dropped (NumPy warns and drops it)."""
     new_aval = aval_of(new)
     x_dtype, new_dtype = aval_of(x).dtype, new_aval.dtype
     if new_dtype != x_dtype:
-        if not np.can_cast(new_dtype, x_dtype, "same_kind"):
+        if new_dtype.kind == "c" and x_dtype.kind != "c":
+            casting = "same_kind"
+        if not np.can_cast(new_dtype, x_dtype, casting):
             raise TypeError(f"{what}: cannot cast {new_dtype} to {x_dtype} with casting rule "
-                            f"'same_kind'; convert explicitly with .astype(np.{x_dtype.name})")
+                            f"'{casting}'; convert explicitly with .astype(np.{x_dtype.name})")
         if not new_aval.weak:  # a Python scalar is written as it is, in x's dtype (NEP 50)
             new = ops.astype(new, dtype=x_dtype.name)
     return new
@@ -189,7 +194,7 @@ def setitem(x, key, value) -> None:
         from ._construct import asarray
         value = asarray(value)
     if isinstance(value, Tracer):
-        value = _cast_for_write(x, value, "item assignment")
+        value = _cast_for_write(x, value, "item assignment", "unsafe")
     value = _drop_leading_ones(value, ops.indexing.index_shape(x.shape, index,
                                                               [a.shape for a in arrays]))
     _commit(x, ops.scatter(x, value, *arrays, index=index))

@@ -26,6 +26,7 @@ from ._functions import (
     slice_along,
     take_axis,
 )
+from ._mutation import owned_copy
 from ._quantiles import _median
 
 _MODES = ("constant", "edge", "linear_ramp", "maximum", "mean", "median", "minimum", "reflect",
@@ -163,7 +164,10 @@ def _pad(array, pad_width, mode="constant", **kwargs):
         raise ValueError(f"numpy.pad: mode {mode!r} is not supported on traced arrays; use one "
                          f"of {', '.join(_MODES)}")
     nd = len(_shape(a))
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (nd, 2))
+    widths = np.asarray(pad_width)
+    if widths.dtype.kind != "i":  # NumPy's check: 1.5 is refused, never truncated to 1
+        raise TypeError("`pad_width` must be of integral type.")
+    widths = np.broadcast_to(widths.astype(np.int64), (nd, 2))
     if np.any(widths < 0):
         raise ValueError("index can't contain negative values")
     stat = kwargs.get("stat_length")
@@ -177,4 +181,4 @@ def _pad(array, pad_width, mode="constant", **kwargs):
         before, after = int(widths[axis, 0]), int(widths[axis, 1])
         if before or after:
             a = _pad_axis(a, axis, before, after, mode, options)
-    return a
+    return owned_copy(a) if a is array and isinstance(a, Tracer) else a  # np.pad copies

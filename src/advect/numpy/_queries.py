@@ -15,7 +15,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..ops._rules import normalize_axes
+from ..ops._rules import one_axis
 from ._functions import (
     _moveaxis,
     _ravel,
@@ -188,7 +188,7 @@ def _bit_axis(a, axis):
     a = operand(a)
     if axis is None:
         return _ravel(a), 0
-    return a, normalize_axes(axis, len(_shape(a)))[0]
+    return a, one_axis(axis, len(_shape(a)))
 
 
 @implements(np.packbits, nondiff=True)

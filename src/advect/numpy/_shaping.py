@@ -15,7 +15,7 @@ from .._compat import NUMPY_VERSION, present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import bounded
-from ..ops._rules import each_axis, index_tuple, normalize_axes
+from ..ops._rules import each_axis, index_tuple, normalize_axes, one_axis
 from ._functions import (
     _concatenate,
     _flip,
@@ -119,7 +119,7 @@ def _block_impl(arrays):
 @implements(np.array_split)
 def _array_split(ary, indices_or_sections, axis=0):
     ary = operand(ary)
-    axis = normalize_axes(axis, _ndim(ary))[0]
+    axis = one_axis(axis, _ndim(ary))
     n = _shape(ary)[axis]
     sections = _sections(indices_or_sections)
     if sections is not None:
@@ -151,7 +151,7 @@ def _sections(indices_or_sections):
 def _split(ary, indices_or_sections, axis=0):
     sections = _sections(indices_or_sections)
     if sections is not None:
-        n = _shape(operand(ary))[normalize_axes(axis, _ndim(ary))[0]]
+        n = _shape(operand(ary))[one_axis(axis, _ndim(ary))]
         if n % sections:
             raise ValueError("array split does not result in an equal division")
     return _array_split(ary, indices_or_sections, axis)
@@ -180,7 +180,7 @@ def _dsplit(ary, indices_or_sections):
 
 @implements(*present(np, "unstack"))  # NumPy 2.1+
 def _unstack(x, /, *, axis=0):
-    axis = normalize_axes(axis, _ndim(x))[0]
+    axis = one_axis(axis, _ndim(x))
     index = tuple((0, n, 1) for n in _shape(x)[:axis])
     return tuple(ops.gather(x, index=index + (i,)) for i in range(_shape(x)[axis]))
 
@@ -206,7 +206,7 @@ def _repeat(a, repeats, axis=None):
     a = operand(a)
     if axis is None or not _ndim(a):  # NumPy repeats a 0-d array as a 1-element 1-d one
         a, axis = _ravel(a), 0 if axis is None else axis
-    axis = normalize_axes(axis, _ndim(a))[0]
+    axis = one_axis(axis, _ndim(a))
     n = _shape(a)[axis]
     reps = concrete(repeats, "np.repeat with traced repeats (its output shape depends on data)")
     return take_axis(a, np.repeat(np.arange(n), reps), axis)
@@ -283,7 +283,7 @@ def _rot90(m, k=1, axes=(0, 1)):
 @implements(np.rollaxis)
 def _rollaxis(a, axis, start=0):
     n = _ndim(a)
-    axis = normalize_axes(axis, n)[0]
+    axis = one_axis(axis, n)
     if not -n <= start <= n:
         raise np.exceptions.AxisError(f"start={start} out of range for {n} dimensions")
     start %= n + 1

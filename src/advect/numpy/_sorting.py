@@ -13,7 +13,7 @@ import numpy as np
 from .. import ops
 from ..dtypes import aval_of
 from ..errors import bounded
-from ..ops._rules import index_tuple, normalize_axes
+from ..ops._rules import index_tuple, normalize_axes, one_axis
 from ._functions import (
     _concatenate,
     _ravel,
@@ -32,7 +32,7 @@ def _sort_axis(a, axis):
     a = operand(a)
     if axis is None:
         return _ravel(a), 0
-    return a, normalize_axes(axis, len(_shape(a)))[0]
+    return a, one_axis(axis, len(_shape(a)))
 
 
 def _no_order(order, name):
@@ -156,7 +156,7 @@ def _unique(ar, return_index=False, return_inverse=False, return_counts=False, a
         values = take_axis(_ravel(ar), index, 0)
         inverse = inverse.reshape(_shape(ar)) if len(_shape(ar)) else inverse
     else:
-        axis = normalize_axes(axis, len(_shape(ar)))[0]
+        axis = one_axis(axis, len(_shape(ar)))
         values = take_axis(ar, index, axis)
     extra = [x for x, want in ((index, return_index), (inverse, return_inverse),
                                (counts, return_counts)) if want]

@@ -11,7 +11,7 @@ from .. import ops
 from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..ops._rules import normalize_axes
+from ..ops._rules import normalize_axes, one_axis
 from ..providers import on_provider_of
 from ._functions import (
     _arg_reduce,
@@ -52,7 +52,8 @@ def _cumprod(a, axis=None, dtype=None, out=None):
         a = astype(a, dtype)
     elif _kind(a) in "biu" and aval_of(a).dtype.itemsize < 8:
         a = astype(a, np.uint64 if _kind(a) == "u" else np.int64)
-    return ops.cumulative_prod(a, axis=axis)
+    out = ops.cumulative_prod(a, axis=axis)
+    return out if dtype is None else astype(out, dtype)  # int16 stays int16, as in reduction
 
 
 def _cumulative(scan, identity, x, axis, dtype, include_initial, name):
@@ -64,7 +65,7 @@ def _cumulative(scan, identity, x, axis, dtype, include_initial, name):
         axis = 0
     out = scan(x, axis, dtype)
     if include_initial:
-        axis = normalize_axes(axis, _ndim(out))[0]
+        axis = one_axis(axis, _ndim(out))
         shape = _shape(out)[:axis] + (1,) + _shape(out)[axis + 1:]
         out = ops.concat(ops.full_like(out, fill_value=identity, shape=shape), out, axis=axis)
     return out
@@ -109,7 +110,7 @@ def _diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
     a = operand(a)
-    axis = normalize_axes(axis, _ndim(a))[0]
+    axis = one_axis(axis, _ndim(a))
     parts = [a]
     if prepend is not np._NoValue:
         parts.insert(0, _edge_values(prepend, a, axis))
@@ -222,7 +223,7 @@ def _gradient(f, *varargs, axis=None, edge_order=1):
         f = astype(f, np.float64)
     axes = normalize_axes(axis, _ndim(f)) if axis is not None else tuple(range(_ndim(f)))
     if isinstance(axis, int | np.integer):
-        axes = (normalize_axes(axis, _ndim(f))[0],)
+        axes = (one_axis(axis, _ndim(f)),)
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
     if not varargs:
@@ -242,7 +243,7 @@ def _gradient(f, *varargs, axis=None, edge_order=1):
 @implements(np.trapezoid)
 def _trapezoid(y, x=None, dx=1.0, axis=-1):
     y = operand(y)
-    axis = normalize_axes(axis, _ndim(y))[0]
+    axis = one_axis(axis, _ndim(y))
     if x is None:
         d = dx
     else:

@@ -23,7 +23,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import broadcast_shapes, normalize_axes, reduced_shape
+from ..ops._rules import broadcast_shapes, normalize_axes, one_axis, reduced_shape
 from ..ops.indexing import index_shape
 from ._methods import _operand
 from ._ufuncs import _cast, _name, translation, write_out
@@ -193,6 +193,8 @@ def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=Fa
         if aval_of(mask).shape != aval_of(a).shape:
             mask = ops.broadcast_to(mask, shape=aval_of(a).shape)
     result = reduce_axes(ufunc, found, a, axes, bool(keepdims), initial, what, mask)
+    if dtype is not None:  # add.reduce sums int16 in int64 (as np.sum); dtype= is the result's
+        result = _start(result, np.dtype(dtype))
     return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
 
 
@@ -227,12 +229,13 @@ def _prefix_scan(found, y, axis, identity):
 
 def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
     a = _operand(array)
-    if dtype is not None:
-        a = _cast(a, np.dtype(dtype), "unsafe", what)
+    requested = None if dtype is None else np.dtype(dtype)
+    if requested is not None:
+        a = _cast(a, requested, "unsafe", what)
     ndim = aval_of(a).ndim
     if ndim == 0:
         raise TypeError(f"{what}: cannot accumulate on a scalar")
-    axis = normalize_axes(0 if axis is None else axis, ndim)[0]
+    axis = one_axis(0 if axis is None else axis, ndim)
     fast = _FAST_ACCUMULATE.get(ufunc)
     if fast is not None:
         result = fast(a, axis=axis)
@@ -247,6 +250,8 @@ def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
             acc = _start(item, dtype) if acc is None else found(acc, item)
             parts.append(acc)
         result = ops.concat(*parts, axis=axis) if parts else a
+    if requested is not None:  # cumulative_sum widens int16 to int64; dtype= is the result's
+        result = _start(result, requested)
     return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
 
 
@@ -275,13 +280,16 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
     if isinstance(indices, Tracer):  # the segment lengths come from the data: dynamic only
         indices = indices._concrete_for(f"{what} with traced indices")
     indices = [int(i) for i in np.asarray(indices).reshape(-1)]
-    axis = normalize_axes(axis, aval_of(a).ndim)[0]
+    axis = one_axis(axis, aval_of(a).ndim)
     n = aval_of(a).shape[axis]
     for i in indices:
         if not 0 <= i < n:
             raise IndexError(f"{what}: index {i} out-of-bounds in [0, {n})")
+    requested = None if dtype is None else np.dtype(dtype)
     if ufunc is np.add:
         result = _segment_sums(a, indices, axis, n)
+        if requested is not None:  # segment sums of int16 are int64; dtype= is the result's
+            result = _start(result, requested)
         return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
     dtype = None if ufunc in _FAST_REDUCE else _fold_dtype(ufunc, a, what, scan=True)
     pieces = []
@@ -296,6 +304,8 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
     if dtype is not None:  # single-element segments take the dtype of the reduced ones
         pieces = [_start(p, dtype) for p in pieces]
     result = ops.concat(*pieces, axis=axis)
+    if requested is not None:
+        result = _start(result, requested)
     return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
 
 

@@ -18,7 +18,7 @@ from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import conj, dot_sum, normalize_axes
+from ..ops._rules import conj, dot_sum, one_axis
 from ._methods import _operand
 
 __all__ = ["UFUNCS", "SCIPY_SPECIAL", "array_ufunc", "translation", "call_ufunc"]
@@ -50,9 +50,18 @@ def _vecdot(x1, x2, axis=-1):
     n1, n2 = aval_of(x1).ndim, aval_of(x2).ndim
     if n1 == 0 or n2 == 0:
         raise ValueError("numpy.vecdot: both operands need at least one dimension")
-    _check_core("vecdot", x1, x2, axis, axis)
-    ndim = max(n1, n2)
-    return dot_sum(ops.multiply(conj(x1), x2), normalize_axes(axis, ndim))
+    # axis names a core axis of each operand separately (a gufunc's axes=), so each moves last
+    # before the loop dimensions broadcast: (4,) . (4, 3) over axis 0 is (3,)
+    a1, a2 = one_axis(axis, n1), one_axis(axis, n2)
+    _check_core("vecdot", x1, x2, a1, a2)
+    x1, x2 = _core_last(x1, a1, n1), _core_last(x2, a2, n2)
+    return dot_sum(ops.multiply(conj(x1), x2), (max(n1, n2) - 1,))
+
+
+def _core_last(x, axis, ndim):
+    if axis == ndim - 1:
+        return x
+    return ops.permute_dims(x, axes=(*(k for k in range(ndim) if k != axis), axis))
 
 
 def _matvec(x1, x2):

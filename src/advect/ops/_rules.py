@@ -17,7 +17,7 @@ from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
 
 __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcast_binary",
            "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
-           "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "each_axis",
+           "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "one_axis", "each_axis",
            "reduce_axes", "scalar_axis", "reduced_shape", "real_unary", "add_tangents", "scale",
            "unary_partial", "ufunc_abstract", "dot_sum", "index_tuple"]
 
@@ -158,6 +158,12 @@ def reduce_axes(axis, ndim: int) -> tuple[int, ...]:
     """``normalize_axes`` as NumPy's reductions and ``squeeze`` read ``axis`` (see
     ``scalar_axis``)."""
     return () if scalar_axis(axis, ndim) else normalize_axes(axis, ndim)
+
+
+def one_axis(axis, ndim: int) -> int:
+    """A single ``axis`` (an integer, negatives allowed) as a non-negative axis: NumPy's
+    ``TypeError`` for a tuple or a float (never its first entry), ``AxisError`` out of range."""
+    return each_axis(operator.index(axis), ndim)[0]
 
 
 def each_axis(axes, ndim: int) -> tuple[int, ...]:

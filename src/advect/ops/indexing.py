@@ -118,6 +118,8 @@ def _scatter_add_impl(xp, x, v, *arrays, index):
 def _scatter_add_jvp(primals, tangents, out, *, index):
     dx, dv = tangents[:2]
     arrays = primals[2:]
+    if aval_of(out).dtype.kind not in "fc":  # float values written into an integer array
+        return None
     if dv is None:
         return dx
     base = zeros_like(out) if dx is None else dx
@@ -152,6 +154,8 @@ def _scatter_impl(xp, x, v, *arrays, index):
 def _scatter_jvp(primals, tangents, out, *, index):
     dx, dv = tangents[:2]
     arrays = primals[2:]
+    if aval_of(out).dtype.kind not in "fc":  # float values written into an integer array are
+        return None                          # truncated: no derivative reaches the output
     base = zeros_like(out) if dx is None else dx
     return scatter(base, 0.0 if dv is None else dv, *arrays, index=index)
 

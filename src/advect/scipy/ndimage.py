@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.ndimage as _nd
 
-from ..ops._rules import each_axis
+from ..ops._rules import each_axis, one_axis
 from ._windows import (
     asarray,
     correlate_along,
@@ -75,7 +75,7 @@ def correlate1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
     if not traced(input, weights):
         return _nd.correlate1d(input, weights, axis, output, mode, cval, origin)
     x, w = asarray(input), asarray(weights)
-    return finish(correlate_along(x, w, each_axis(axis, x.ndim)[0], mode, cval, origin), x, output)
+    return finish(correlate_along(x, w, one_axis(axis, x.ndim), mode, cval, origin), x, output)
 
 
 def convolve1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
@@ -158,7 +158,7 @@ def gaussian_filter1d(input: Any, sigma: float, axis: int = -1, order: int = 0,
     x = asarray(input)
     radius = int(float(truncate) * float(sigma) + 0.5) if radius is None else int(radius)
     kernel = gaussian_kernel(float(sigma), int(order), radius)
-    return finish(correlate_along(x, kernel, each_axis(axis, x.ndim)[0], mode, cval, 0), x, output)
+    return finish(correlate_along(x, kernel, one_axis(axis, x.ndim), mode, cval, 0), x, output)
 
 
 def gaussian_filter(input: Any, sigma: Any, order: Any = 0, output: Any = None,

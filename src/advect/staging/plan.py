@@ -123,11 +123,21 @@ class Plan:
             node_args.append(args)
         self.template = template
         self.out_slots = tuple(operand(x) for x in graph.outputs)
-        # NumPy constants are returned read-only; other providers get a fresh copy per call
-        n_fixed = self.n_inputs + len(graph.constants)
-        self.copied_outputs = () if xp is np else tuple(
-            i for i, s in enumerate(self.out_slots) if self.n_inputs <= s < n_fixed)
+        self.copied_outputs = self._copied_outputs(graph, node_args, slot)
         self.steps, self.donations = self._schedule(graph, node_args, slot, ufuncs)
+
+    def _copied_outputs(self, graph, node_args, slot) -> tuple:
+        """Outputs returned as a fresh copy on each call: the caller's input or a view of one
+        (an optimized-away ``x.copy()`` or ``x * 1.0``: writing the result must not change the
+        input), and a constant on providers other than NumPy (NumPy's are read-only). Two
+        outputs may still share storage (docs/staging.md)."""
+        rooted = set(range(self.n_inputs))
+        for node, args in zip(graph.nodes, node_args):
+            if not _allocates(node.op) and not rooted.isdisjoint(args):
+                rooted.update(slot[v] for v in node.outputs)  # conservatively a view
+        n_fixed = self.n_inputs + len(graph.constants)
+        return tuple(i for i, s in enumerate(self.out_slots) if s in rooted or (
+            self.xp is not np and self.n_inputs <= s < n_fixed))
 
     def _schedule(self, graph, node_args, slot, ufuncs):
         outputs = set(self.out_slots)
@@ -206,7 +216,8 @@ class Plan:
             step(env)
         outs = [env[s] for s in self.out_slots]
         for i in self.copied_outputs:
-            outs[i] = self.xp.asarray(outs[i], copy=True)
+            if not isinstance(outs[i], bool | int | float | complex | np.generic):  # immutable
+                outs[i] = self.xp.asarray(outs[i], copy=True)
         return outs
 
 
