@@ -196,6 +196,18 @@ def _lower_all(trace, out) -> tuple[list, list, TreeDef]:
     return primals, tangents, treedef
 
 
+def _owned(leaves: list, inputs: list) -> list:
+    """The output leaves with each NumPy array that is an input, or may be a view of one,
+    copied: a transform passes a traced value through ``a.copy()``, ``a.astype(a.dtype)`` or
+    ``ad.array(a)``, and whoever writes into a result must not change the caller's input (the
+    rule a staged plan follows for its outputs)."""
+    arrays = [p for p in inputs if type(p) is np.ndarray]
+    if not arrays:
+        return leaves
+    return [leaf.copy() if type(leaf) is np.ndarray and any(
+        leaf is a or np.may_share_memory(leaf, a) for a in arrays) else leaf for leaf in leaves]
+
+
 def _linearize_leaves(fun, sel: _Selection):
     """Run ``fun`` on the selection's inputs under a linearize trace. Returns the output's
     primal leaves, their tape variables (None for constant leaves), its tree definition, the
@@ -207,7 +219,7 @@ def _linearize_leaves(fun, sel: _Selection):
     finally:
         trace.close()
         tape.close()
-    return leaves, out_vars, treedef, equations, in_vars
+    return _owned(leaves, sel.primals), out_vars, treedef, equations, in_vars
 
 
 # --- reverse mode --------------------------------------------------------------------------------
@@ -267,7 +279,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
                 grads.append(ops.zeros_like(p) if g is None else g)
             if has_aux:
                 aux_leaves, _, aux_def = _lower_all(trace, aux)
-                aux = tree_unflatten(aux_def, aux_leaves)
+                aux = tree_unflatten(aux_def, _owned(aux_leaves, sel.primals))
         finally:
             trace.close()
             tape.close()
@@ -362,6 +374,7 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
             leaves, tangents, treedef = _lower_all(trace, out)
         finally:
             trace.close()
+        leaves = _owned(leaves, sel.primals)
         return tree_unflatten(treedef, leaves), tree_unflatten(
             treedef, [zero_tangent(p) if t is None else t for p, t in zip(leaves, tangents)])
 
