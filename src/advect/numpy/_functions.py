@@ -16,7 +16,6 @@ from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError, bounded
 from ..ops._rules import (
-    dot_sum,
     each_axis,
     index_tuple,
     normalize_axes,
@@ -541,62 +540,6 @@ def _copy(a, order="K", subok=False):
     return owned_copy(a)
 
 
-# --- linear algebra ----------------------------------------------------------------------------
-
-@implements(np.matmul)
-def _matmul(x1, x2, /, out=None, **kwargs):
-    return ops.matmul(x1, x2)
-
-
-def _strong(x):  # np.dot makes arrays of its operands: np.dot(float32_array, 2) is float64
-    if type(x) in (bool, int, float, complex):
-        return np.asarray(x)
-    return ops.astype(x, dtype=aval_of(x).dtype.name) if aval_of(x).weak else x
-
-
-@implements(np.dot)
-def _dot(a, b, out=None):
-    a, b = _strong(a), _strong(b)
-    na, nb = len(_shape(a)), len(_shape(b))
-    if na == 0 or nb == 0:
-        return ops.multiply(a, b)
-    if nb == 1 or na == 1 and nb <= 2:
-        return ops.matmul(a, b)
-    return ops.dot_general(a, b, contract=((na - 1,), (nb - 2,)), batch=((), ()))
-
-
-@implements(np.tensordot)
-def _tensordot(a, b, axes=2):
-    na, nb = len(_shape(a)), len(_shape(b))
-    if getattr(axes, "ndim", 0) == 0 and hasattr(axes, "__index__"):
-        (n,) = index_tuple(axes)
-        xa, xb = tuple(range(-n, 0)), tuple(range(n))  # as NumPy reads them
-    else:
-        xa, xb = (index_tuple(x) for x in pair(axes, "numpy.tensordot", "axes"))
-    return ops.dot_general(a, b, contract=(each_axis(xa, na), each_axis(xb, nb)), batch=((), ()))
-
-
-@implements(np.vdot)
-def _vdot(a, b):
-    return dot_sum(ops.multiply(ops.conj(_ravel(a)) if aval_of(a).dtype.kind == "c"
-                                else _ravel(a), _ravel(b)), (0,))
-
-
-@implements(np.inner)
-def _inner(a, b):
-    a, b = _strong(a), _strong(b)
-    na, nb = len(_shape(a)), len(_shape(b))
-    if na == 0 or nb == 0:
-        return ops.multiply(a, b)
-    return ops.dot_general(a, b, contract=((na - 1,), (nb - 1,)), batch=((), ()))
-
-
-@implements(np.outer)
-def _outer(a, b, out=None):
-    return ops.multiply(ops.expand_dims(_ravel(a), axes=(1,)), _ravel(b))
-
-
-
 # the sibling modules register the rest of the table; imported last, as they import from here
 from . import (  # noqa: E402,F401
     _creation,
@@ -605,6 +548,7 @@ from . import (  # noqa: E402,F401
     _linalg,
     _mathfuncs,
     _padding,
+    _products,
     _quantiles,
     _queries,
     _shaping,

@@ -31,7 +31,8 @@ from ..dtypes import aval_of
 from ..errors import TracingError, bounded
 from ..ops._rules import each_axis, normalize_axes, one_axis
 from ..ops.linalg import hermitian_part
-from ._functions import _tensordot, concrete, implements
+from ._functions import concrete, implements
+from ._products import _tensordot
 
 __all__ = ["einsum_subscripts"]
 
