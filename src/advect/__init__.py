@@ -12,11 +12,7 @@ from .autodiff.api import (
     LinearMap,
     Pullback,
     grad,
-    hessian,
-    hessian_diag,
-    hvp,
     is_traced,
-    jacobian,
     jvp,
     linearize,
     stop_gradient,
@@ -24,6 +20,7 @@ from .autodiff.api import (
     vjp,
 )
 from .autodiff.checkpoint import checkpoint
+from .autodiff.dense import hessian, hessian_diag, hvp, jacobian
 from .autodiff.implicit import implicit_root
 from .autodiff.state import transform_state, transform_states
 from .debug import debug

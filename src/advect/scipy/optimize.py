@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.optimize
 
-from ..autodiff.api import jacobian
+from ..autodiff.dense import jacobian
 from ..errors import ImplicitSolveError
 from ..pytree import tree_flatten, tree_unflatten
 
