@@ -75,6 +75,8 @@ class _Leaf:
 
 
 def _as_data(leaf, dims: tuple, sizes: dict):
+    if isinstance(leaf, np.generic):  # a 0-d result as NumPy gives it: xarray holds arrays
+        return np.asarray(leaf)
     if getattr(leaf, "ndim", None) is None or type(leaf) in (bool, int, float, complex):
         return _Leaf(leaf, tuple(sizes.get(d, 1) for d in dims))
     return leaf

@@ -4,8 +4,8 @@
 ``autograd.grad`` and ``autograd.make_vjp`` differentiate through: the forward pass runs ``f``
 once under ``advect.linearize``, and the backward pass applies that recorded pullback (``f`` is
 not rerun). Floating and complex leaves are the differentiable operands and keep their dtype;
-other leaves are constants. Reverse mode only, first order: autograd's VJP of the primitive is
-computed by Advect on plain arrays, so differentiating it again is not supported.
+other leaves are constants. Reverse mode only; the VJP is itself a primitive built from an Advect
+function, so ``autograd.hessian`` and deeper orders work (each reruns ``f`` in its pullback).
 
 Complex numbers: autograd's gradient of a real ``f`` at ``z = x + iy`` is ``df/dx - i df/dy``
 (its tutorial: ``grad(abs(z)**2) == 2*conj(z)``; the conjugate of the steepest-ascent
@@ -48,14 +48,28 @@ def _apply(bridge: Bridge, shared: dict, *arrays):
     return tuple(outs)
 
 
+def _call(bridge: Bridge, operands: list):
+    """The bridge's flat outputs: a primitive when autograd differentiates the call, else a
+    plain run (no record)."""
+    if not any(isinstance(x, Box) for x in operands):
+        return bridge.run(operands)
+    return _apply(bridge, {}, *operands)
+
+
 def _vjp(argnum, outs, args, kwargs):
     bridge, shared, *arrays = args
 
-    # autograd asks for one VJP per differentiated argument: the first to run applies the
-    # recorded pullback once, for all of them
     def vjp(cotangents):
-        if "grads" not in shared:
-            shared["grads"] = bridge.backward(shared.pop("record"), list(cotangents))
+        if any(isinstance(x, Box) for x in [*arrays, *cotangents]):
+            # the backward differentiated again (autograd.hessian): the VJP as a primitive
+            return _call(bridge.vjp_bridge(), [*arrays, *cotangents])[argnum - 2]
+        # autograd asks for one VJP per differentiated argument, all with the same
+        # cotangents: the first to run applies the recorded pullback, for all of them. A new
+        # backward pass (autograd.jacobian, a make_vjp pullback called again) brings new
+        # cotangents, so the record stays open for it
+        if shared.get("cotangents") is not cotangents:
+            shared["grads"] = bridge.backward(shared["record"], list(cotangents), keep=True)
+            shared["cotangents"] = cotangents
         grad = shared["grads"][argnum - 2]
         return np.zeros_like(arrays[argnum - 2]) if grad is None else grad
 
@@ -86,10 +100,7 @@ def wrap(f: Callable) -> Callable:
                            is_operand=_is_operand, conjugate=True)
         operands = [leaf for leaf in leaves if _is_operand(leaf)]
         bridge.inputs = []
-        if not any(isinstance(x, Box) for x in operands):  # not differentiated: no record
-            outs = bridge.run(operands)
-            return tree_unflatten(bridge.out_def, outs)
-        outs = _apply(bridge, {}, *operands)
+        outs = _call(bridge, operands)
         return tree_unflatten(bridge.out_def, [outs[i] for i in range(len(outs))])
 
     wrapped.__wrapped__ = f

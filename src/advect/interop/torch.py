@@ -42,7 +42,13 @@ def _is_operand(leaf) -> bool:
 
 def _to_numpy(leaf):
     if isinstance(leaf, torch.Tensor):
-        return leaf.detach().cpu().resolve_conj().resolve_neg().numpy()
+        try:
+            return leaf.detach().cpu().resolve_conj().resolve_neg().numpy()
+        except RuntimeError as e:  # a batched tensor of vmap, which has no NumPy data
+            raise NotImplementedError(
+                "advect.interop.torch: a wrapped function cannot run under torch vmap "
+                "(torch.func.vmap, autograd.grad(is_grads_batched=True), jacobian(..., "
+                f"vectorize=True)); call it without vectorizing ({e})") from e
     return leaf
 
 
@@ -68,13 +74,15 @@ class _AdvectFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        bridge, record = ctx.bridge, ctx.record
+        # reading the saved tensors makes a second backward through a freed graph raise
+        # PyTorch's own error; with retain_graph (and in torch.autograd.functional.jacobian)
+        # the record serves every backward pass, so it stays open until the graph is freed
+        tensors, bridge = ctx.saved_tensors, ctx.bridge
         if torch.is_grad_enabled():  # create_graph=True: the backward must be differentiable
-            record.close()
-            cts = _apply(bridge.vjp_bridge(), [*ctx.saved_tensors, *grads], ctx.device)
+            cts = _apply(bridge.vjp_bridge(), [*tensors, *grads], ctx.device)
         else:
             cts = [None if c is None else _to_torch(c, ctx.device) for c in bridge.backward(
-                record, [None if g is None else _to_numpy(g) for g in grads])]
+                ctx.record, [None if g is None else _to_numpy(g) for g in grads], keep=True)]
         return (None, None, *cts)
 
 

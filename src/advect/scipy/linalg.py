@@ -50,7 +50,8 @@ def _mH(x: Any) -> Any:
 
 
 def _eye(a: Any) -> np.ndarray:
-    return np.eye(a.shape[-1])
+    # in a's real precision: a float64 identity would promote float32 results to float64
+    return np.eye(a.shape[-1], dtype=np.finfo(np.result_type(a.dtype, np.float32)).dtype)
 
 
 def _from_triangle(a: Any, lower: bool, hermitian: bool) -> Any:
