@@ -152,3 +152,34 @@ def test_autograd_complex_second_derivative_matches_autograd_itself():
 
     np.testing.assert_allclose(second(quartic), second(lambda z: anp.sum(anp.abs(z) ** 4)),
                                rtol=1e-12)
+
+
+# --- scipy.ndimage: complex weights and integer means, as SciPy computes them ----------------
+
+@pytest.mark.parametrize("name", ["correlate1d", "convolve1d", "correlate", "convolve"])
+@pytest.mark.parametrize("dtype", [np.complex128, np.float64, np.float32])
+def test_complex_weights_filter_as_scipy_does(name, dtype):
+    sn = pytest.importorskip("scipy.ndimage")
+    from advect.scipy import ndimage
+
+    z = np.array([1 + 1j, 2 - 1j, 0.5, -1j, 3.0])
+    a = (z if np.dtype(dtype).kind == "c" else z.real).astype(dtype)
+    w = np.array([1, 2j, 0.5 - 1j])  # a correlation conjugates them, a convolution does not
+
+    def f(v):
+        return getattr(ndimage, name)(v, w, mode="constant")
+
+    expected = getattr(sn, name)(a, w, mode="constant")
+    for actual in (ad.stage(f, a)(a), ad.jvp(f)(a, tangents=np.ones_like(a))[0]):
+        assert actual.dtype == expected.dtype  # complex, in the input's precision
+        np.testing.assert_allclose(actual, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "constant", "wrap", "nearest"])
+def test_uniform_filter1d_of_integers_truncates_the_exact_mean(mode):
+    sn = pytest.importorskip("scipy.ndimage")
+    from advect.scipy import ndimage
+
+    a = np.array([-1, -4, 2, 5, 7, -3])  # a window mean of -1 was -0.999..., truncated to 0
+    staged = ad.stage(lambda v: ndimage.uniform_filter1d(v, 3, mode=mode), a)(a)
+    np.testing.assert_array_equal(staged, sn.uniform_filter1d(a, 3, mode=mode), strict=True)

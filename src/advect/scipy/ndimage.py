@@ -74,8 +74,23 @@ def correlate1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
     """
     if not traced(input, weights):
         return _nd.correlate1d(input, weights, axis, output, mode, cval, origin)
+    return _correlate1d(input, weights, axis, output, mode, cval, origin, conjugate=True)
+
+
+def _correlate1d(input, weights, axis, output, mode, cval, origin, conjugate):
     x, w = asarray(input), asarray(weights)
+    w, output = _complex_weights(x, w, output, conjugate)
     return finish(correlate_along(x, w, one_axis(axis, x.ndim), mode, cval, origin), x, output)
+
+
+def _complex_weights(x, w, output, conjugate):
+    """SciPy's rules for complex weights: a correlation conjugates them (a convolution does
+    not), and with no ``output`` the result is complex, in the input's precision."""
+    if np.dtype(w.dtype).kind != "c":
+        return w, output
+    if output is None:
+        output = np.result_type(np.dtype(x.dtype), np.complex64)
+    return (np.conj(w) if conjugate else w), output
 
 
 def convolve1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
@@ -91,7 +106,8 @@ def convolve1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
     if not traced(input, weights):
         return _nd.convolve1d(input, weights, axis, output, mode, cval, origin)
     w = asarray(weights)[::-1]
-    return correlate1d(input, w, axis, output, mode, cval, -origin - (1 - len(w) % 2))
+    return _correlate1d(input, w, axis, output, mode, cval, -origin - (1 - len(w) % 2),
+                        conjugate=False)
 
 
 def _correlate_nd(input, weights, output, mode, cval, origin, axes, flip):
@@ -104,6 +120,7 @@ def _correlate_nd(input, weights, output, mode, cval, origin, axes, flip):
     if flip:
         w = w[(slice(None, None, -1),) * w.ndim]
         origins = [-o - (1 - s % 2) for o, s in zip(origins, w.shape)]
+    w, output = _complex_weights(x, w, output, conjugate=not flip)
     stack = windows(x, axes, list(w.shape), origins, [mode] * len(axes), cval)
     flat = np.reshape(stack, (*x.shape, -1))
     return finish(flat @ np.reshape(w, (-1,)), x, output)
@@ -230,9 +247,11 @@ def uniform_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
     if int(size) < 1:
         raise RuntimeError("scipy.ndimage.uniform_filter1d: incorrect filter size")
     x = asarray(input)
-    weights = np.full(int(size), 1.0 / int(size))
     (axis,) = each_axis(axis, x.ndim)
-    return finish(correlate_along(x, weights, axis, mode, cval, origin), x, output)
+    # the window sum divided by the size, as SciPy computes it: times 1/size would give
+    # -0.999... for a mean of -1, which an integer output truncates to 0
+    total = correlate_along(x, np.ones(int(size)), axis, mode, cval, origin)
+    return finish(total / int(size), x, output)
 
 
 def uniform_filter(input: Any, size: Any = 3, output: Any = None, mode: Any = "reflect",
