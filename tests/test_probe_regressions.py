@@ -330,3 +330,24 @@ def test_writing_a_transform_output_leaves_the_input_alone(f):
         assert not np.shares_memory(out, a)
         out[...] = 7.0
         np.testing.assert_array_equal(a, X3[0])
+
+
+# --- data in the other byte order (as FITS and netCDF files load) is staged as native ------
+
+def test_big_endian_arrays_stage_call_and_capture_as_native():
+    x = np.arange(4.0).astype(">f8")  # the other byte order on every common machine
+    c = np.linspace(0.0, 1.0, 4).astype(">f4")
+
+    def f(a):
+        return np.sum(a ** 2 * c)
+
+    program = ad.stage(f, x)
+    assert program.signature[0][0] == ad.ArraySpec((4,), np.float64)
+    for arg in (x, x.astype("<f8")):
+        assert program(arg) == f(x)
+        np.testing.assert_array_equal(ad.grad(program)(arg), ad.grad(f)(x))
+    assert ad.ArraySpec((4,), ">f8") == ad.ArraySpec((4,), np.float64)
+    before = x.copy()
+    ad.stage(lambda a: a * 2, x)(x)
+    np.testing.assert_array_equal(x, before)
+    assert x.dtype == np.dtype(">f8")

@@ -122,8 +122,12 @@ def _result_type(keys) -> np.dtype:
 
 
 def check_dtype(dtype, where: str) -> np.dtype:
-    """Return ``dtype`` if traced and staged values support it, else a named TypeError."""
+    """Return ``dtype``, in native byte order, if traced and staged values support it, else a
+    named TypeError. (Data in the other byte order, as FITS and netCDF files load, is
+    converted where it enters a staged program.)"""
     dtype = np.dtype(dtype)
+    if not dtype.isnative:
+        dtype = dtype.newbyteorder("=")
     if dtype not in STAGED_DTYPES:
         raise UnsupportedDtypeError(
             f"{where} has dtype {dtype}, which Advect does not support; supported are bool, "

@@ -79,7 +79,7 @@ class ArraySpec:
             dtype = numpy_dtype(dtype)
         except TypeError:
             raise TypeError(f"ArraySpec: {dtype!r} is not a dtype") from None
-        check_dtype(dtype, f"ArraySpec{shape}")
+        dtype = check_dtype(dtype, f"ArraySpec{shape}")
         if weak and shape != ():
             raise ValueError(f"ArraySpec: weak=True declares a Python scalar, so the shape must "
                              f"be (), got {shape}")
@@ -230,8 +230,7 @@ def spec_of_example(leaf, where: str):
         return ArraySpec(aval.shape, aval.dtype, device=device)
     if isinstance(leaf, np.ndarray | np.generic):
         refuse_subclass(leaf, where)
-        check_dtype(leaf.dtype, where)
-        return ArraySpec(leaf.shape, leaf.dtype)
+        return ArraySpec(leaf.shape, check_dtype(leaf.dtype, where))
     if is_array(leaf) and (hasattr(leaf, "__array_namespace__") or namespace_of((leaf,)) is not np):
         # another provider's array (PyTorch through array-api-compat): its device is recorded
         # unless it is the provider's default device
@@ -240,8 +239,7 @@ def spec_of_example(leaf, where: str):
         except TypeError:
             raise TypeError(f"{where} has dtype {leaf.dtype}, which staging does not "
                             "support") from None
-        check_dtype(dtype, where)
-        return ArraySpec(tuple(leaf.shape), dtype, device=device_of(leaf))
+        return ArraySpec(tuple(leaf.shape), check_dtype(dtype, where), device=device_of(leaf))
     raise TypeError(f"{where} is a {type(leaf).__name__}, which is neither an array nor a "
                     "Python scalar; wrap compile-time values in ad.StaticSpec(...)")
 
@@ -336,6 +334,9 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
     if shape != spec.shape:
         raise ValueError(f"{where}: expected {spec.describe()}, got shape {shape}; a staged "
                          "program runs only the shapes it was staged for")
+    if type(value) is np.ndarray and not value.dtype.isnative \
+            and value.dtype.newbyteorder("=") == spec.dtype:
+        value = value.astype(spec.dtype)  # the other byte order (FITS, netCDF): a native copy
     if numpy_dtype(value.dtype) != spec.dtype:
         raise ValueError(f"{where}: expected {spec.describe()}, got dtype "
                          f"{numpy_dtype(value.dtype)}")

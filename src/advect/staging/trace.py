@@ -79,7 +79,9 @@ class StageTrace(Trace):
         except (TypeError, ValueError, RuntimeError) as exc:
             raise TypeError(f"{where}: cannot use a {type(x).__name__} as an array "
                             f"operand ({exc})") from None
-        check_dtype(snapshot.dtype, f"{where}: a captured constant")
+        dtype = check_dtype(snapshot.dtype, f"{where}: a captured constant")
+        if dtype != snapshot.dtype:  # the other byte order: computed in the native one
+            snapshot = snapshot.astype(dtype)
         snapshot.setflags(write=False)  # later writes to x change nothing; returned ones raise
         vid = self.graph.add_constant(snapshot, "captured")
         self._captured[id(x)] = (x, vid)
