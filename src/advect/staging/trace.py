@@ -105,6 +105,8 @@ class StageTrace(Trace):
             avals.append(aval_of(x.value) if type(x) is Literal else graph.avals[x])
         inputs = tuple(inputs)
         out = op.abstract(*avals, **attrs)
+        if not attrs:
+            attrs = _NO_ATTRS  # one shared (never changed) dict, not one per node
         if op.multiple_results:
             outs = tuple(graph.new_value(a) for a in out)
             graph.nodes.append(Node(op, inputs, attrs, outs))
@@ -117,6 +119,9 @@ class StageTrace(Trace):
     def dtype_of(self, dtype: np.dtype):
         """The provider's dtype object for a NumPy dtype (NumPy's own for NumPy)."""
         return dtype if self.xp is np else getattr(self.xp, dtype.name)
+
+
+_NO_ATTRS: dict = {}
 
 
 class StageTracer(ArrayTracer):
