@@ -93,8 +93,11 @@ def test_einsum_accepts_optimize_and_dtype():
         f = lambda x, y, z, o=optimize: np.einsum("ij,jk,kl->il", x, y, z, optimize=o)
         np.testing.assert_allclose(ad.jvp(f, (0, 1, 2))(x, y, z, tangents=(x, y, z))[0],
                                    f(x, y, z), rtol=1e-12)
-    out = ad.jvp(lambda x: np.einsum("ij->i", x, dtype=np.float32))(x, tangents=x)[0]
-    assert out.dtype == np.float32
+    f = lambda x: np.einsum("ij->i", x, dtype=np.float32, casting="same_kind")
+    out = ad.jvp(f)(x, tangents=x)[0]
+    assert out.dtype == f(x).dtype == np.float32
+    with pytest.raises(TypeError, match="casting"):  # NumPy's default casting="safe" refuses
+        ad.jvp(lambda x: np.einsum("ij->i", x, dtype=np.float32))(x, tangents=x)
 
 
 def test_einsum_grad_of_quadratic_form_matches_closed_form():

@@ -194,12 +194,24 @@ def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
             raise ValueError(f"{op.name} has no identity, so a where= mask needs initial=")
         a = ops.where(where, a, fill)
     axes = reduce_axes(axis, len(_shape(a)))
+    if initial is not None:
+        a = stand_in_for_empty(a, axes, initial)
     out = op(a, axes=axes, keepdims=bool(keepdims))
     if initial is not None:
         combine = {ops.reduce_sum: ops.add, ops.reduce_prod: ops.multiply,
                    ops.reduce_max: ops.maximum, ops.reduce_min: ops.minimum}[op]
         out = combine(out, initial)
     return out if dtype is None else astype(out, dtype)  # the provider sums int16 in int64
+
+
+def stand_in_for_empty(a, axes, initial):
+    """``a``, or where the reduced axes hold no element one ``initial`` along each of them: a
+    reduction with ``initial=`` over nothing is ``initial`` (max and min have no identity)."""
+    shape = _shape(a)
+    if isinstance(initial, Tracer) or not any(shape[d] == 0 for d in axes):
+        return a
+    return ops.full_like(a, fill_value=initial,
+                         shape=tuple(1 if d in axes else n for d, n in enumerate(shape)))
 
 
 _ALL_AXES = [tuple(range(n)) for n in range(64)]

@@ -104,6 +104,20 @@ def einsum_subscripts(subscripts: str, count: int) -> str:
     return f"{lhs}->{out}"
 
 
+def _check_einsum_casting(arrays, dtype, casting):
+    """NumPy casts every operand to ``dtype`` (or their common dtype) under ``casting``, 'safe'
+    by default: einsum(..., dtype=np.float32) of float64 operands is a TypeError there."""
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'")
+    dtypes = [aval_of(a).dtype if isinstance(a, Tracer) else np.asarray(a).dtype for a in arrays]
+    target = np.result_type(*dtypes) if dtype is None else np.dtype(dtype)
+    for d in dtypes:
+        if not np.can_cast(d, target, casting):
+            raise TypeError(f"numpy.einsum: cannot cast an operand from {d} to {target} "
+                            f"according to the rule {casting!r}; pass casting='same_kind' or "
+                            "'unsafe'")
+
+
 @implements(np.einsum)
 def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
     """np.einsum in the string form or the interleaved (operand, sublist, ...) form."""
@@ -118,6 +132,7 @@ def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting=
         subscripts = inputs
     arrays = [np.asarray(a) if isinstance(a, list | tuple | int | float | complex) else a
               for a in arrays]
+    _check_einsum_casting(arrays, dtype, casting)
     if dtype is not None:
         arrays = [ops.astype(a, dtype=np.dtype(dtype).name) for a in arrays]
     result = ops.einsum(*arrays, subscripts=einsum_subscripts(subscripts, len(arrays)))

@@ -418,7 +418,7 @@ def _nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, w
 def _nan_extreme(op, fill, a, axis, keepdims, initial, where):
     a = operand(a)
     out = reduction(op, _nan_filled(a, fill), axis, keepdims, None, where, initial)
-    if _kind(a) not in "fc":
+    if _kind(a) not in "fc" or initial is not None:  # an all-NaN slice gives initial, as NumPy
         return out
     empty = ops.equal(_nan_count(a, axis, keepdims), 0)
     return ops.where(empty, np.nan, out)

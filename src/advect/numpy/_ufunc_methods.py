@@ -25,6 +25,7 @@ from ..dtypes import aval_of
 from ..errors import TracingError
 from ..ops._rules import broadcast_shapes, normalize_axes, one_axis, reduced_shape
 from ..ops.indexing import index_shape
+from ._functions import stand_in_for_empty
 from ._methods import _operand
 from ._ufuncs import _cast, _name, translation, write_out
 
@@ -158,9 +159,10 @@ def _fold(ufunc, found, a, axes, keepdims, initial, what, mask=None):
             raise ValueError(f"{what}: zero-size array to a reduction operation which has no "
                              "identity; pass initial=")
         acc = ufunc.identity
-    if aval_of(acc).shape != rest:
-        acc = ops.full_like(x, fill_value=acc, shape=rest) if not isinstance(acc, Tracer) \
-            else ops.broadcast_to(acc, shape=rest)
+    if not isinstance(acc, Tracer):  # nothing folded: the identity or initial, in the loop's dtype
+        acc = ops.full_like(x, fill_value=acc, shape=rest, dtype=dtype.name)
+    elif aval_of(acc).shape != rest:
+        acc = ops.broadcast_to(acc, shape=rest)
     return ops.reshape(acc, shape=reduced_shape(shape, axes, True)) if keepdims else acc
 
 
@@ -174,8 +176,21 @@ def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""
         a = _start(a, _fold_dtype(ufunc, a, what))
     if mask is not None:  # an identity drops out; without one the op is idempotent (max, min)
         a = ops.where(mask, a, initial if ufunc.identity is None else ufunc.identity)
+    if initial is not _NoValue and initial is not None:
+        a = stand_in_for_empty(a, axes, initial)
     result = fast(a, axes, keepdims)
     return result if initial is _NoValue or initial is None else found(result, initial)
+
+
+def _check_reorderable(ufunc, dtype, what):
+    """NumPy reduces a ufunc over several axes only when the order does not matter (subtract,
+    divide, power, arctan2 refuse); its own reduce of a tiny array says which."""
+    try:
+        ufunc.reduce(np.ones((1, 1), dtype=dtype), axis=(0, 1))
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+    except TypeError:
+        pass  # a dtype the loop refuses is reported by the reduction itself
 
 
 def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=False,
@@ -184,6 +199,8 @@ def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=Fa
     if dtype is not None:
         a = _cast(a, np.dtype(dtype), "unsafe", what)
     axes = normalize_axes(axis, aval_of(a).ndim)
+    if len(axes) > 1:
+        _check_reorderable(ufunc, aval_of(a).dtype, what)
     mask = None
     if where is not True:
         if ufunc.identity is None and initial is _NoValue:
@@ -192,6 +209,9 @@ def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=Fa
         mask = _operand(where)
         if aval_of(mask).shape != aval_of(a).shape:
             mask = ops.broadcast_to(mask, shape=aval_of(a).shape)
+    if initial is _NoValue and ufunc not in _FAST_REDUCE and ufunc.identity is not None:
+        # NumPy's reduce starts there, in the loop's dtype: hypot.reduce([-3.]) is 3.0
+        initial = np.asarray(ufunc.identity).astype(_fold_dtype(ufunc, a, what))[()]
     result = reduce_axes(ufunc, found, a, axes, bool(keepdims), initial, what, mask)
     if dtype is not None:  # add.reduce sums int16 in int64 (as np.sum); dtype= is the result's
         result = _start(result, np.dtype(dtype))
@@ -214,7 +234,7 @@ def _prefix_scan(found, y, axis, identity):
     """Hillis-Steele: combine each entry with the one ``step`` before it, step = 1, 2, 4, ..."""
     aval = aval_of(y)
     n = aval.shape[axis]
-    step = 1
+    first, step = y, 1
     while step < n:
         front = list(aval.shape)
         front[axis] = step
@@ -224,7 +244,10 @@ def _prefix_scan(found, y, axis, identity):
         before = ops.concat(pad, ops.slice_axis(y, start=0, stop=n - step, axis=axis), axis=axis)
         y = found(before, y)
         step *= 2
-    return y
+    if n > 1:  # the first entry is the input's own, as in NumPy (hypot.accumulate([-3.]) is -3)
+        y = ops.concat(ops.slice_axis(first, start=0, stop=1, axis=axis),
+                       ops.slice_axis(y, start=1, stop=n, axis=axis), axis=axis)
+    return y if n > 1 else first
 
 
 def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):

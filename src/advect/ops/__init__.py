@@ -15,6 +15,7 @@ from .floatbits import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .matrix_functions import *  # noqa: F403
+from .pseudoinverse import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scans import *  # noqa: F403
 from .shape import *  # noqa: F403

@@ -252,9 +252,21 @@ atan = _quotient("atan", lambda xp, x: xp.atan(x), lambda x, out: add(1, square(
 sinh = _unary("sinh", lambda xp, x: xp.sinh(x), lambda x, out: cosh(x))
 cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda x, out: sinh(x))
 tanh = _unary("tanh", lambda xp, x: xp.tanh(x), lambda x, out: subtract(1, square(out)))
-asinh = _quotient("asinh", lambda xp, x: xp.asinh(x), lambda x, out: sqrt(add(square(x), 1)))
+
+
+def _hyperbolic_denominator(x, out, across, real):
+    """sqrt(x**2 + 1) for asinh (``across=cosh``), sqrt(x - 1) sqrt(x + 1) for acosh (``sinh``).
+    For complex x it is read from the output, as for asin: sqrt(x**2 - 1) is the other branch
+    wherever Re(x) < 0, cosh(asinh(x)) and sinh(acosh(x)) are NumPy's own branch."""
+    return across(out) if aval_of(x).dtype.kind == "c" else real(x)
+
+
+asinh = _quotient("asinh", lambda xp, x: xp.asinh(x),
+                  lambda x, out: _hyperbolic_denominator(
+                      x, out, cosh, lambda x: sqrt(add(square(x), 1))))
 acosh = _quotient("acosh", lambda xp, x: xp.acosh(x),
-                  lambda x, out: sqrt(subtract(square(x), 1)))
+                  lambda x, out: _hyperbolic_denominator(
+                      x, out, sinh, lambda x: sqrt(multiply(subtract(x, 1), add(x, 1)))))
 atanh = _quotient("atanh", lambda xp, x: xp.atanh(x), lambda x, out: subtract(1, square(x)))
 # NumPy's own ufuncs, so an int8 input gives float16 as the abstract rule says
 deg2rad = _unary("deg2rad", lambda xp, x: np.deg2rad(x) if xp is np

@@ -344,37 +344,6 @@ slogdet = Op("slogdet", abstract=_slogdet_abstract, multiple_results=True,
              impl=lambda xp, x: tuple(xp.linalg.slogdet(x)), jvp=_slogdet_jvp)
 
 
-def _pinv_abstract(x, *, rcond, hermitian):
-    x = _matrix_aval(x, "pinv", square=False)
-    return x.update(shape=(*x.shape[:-2], x.shape[-1], x.shape[-2]))
-
-
-def _pinv_impl(xp, x, *, rcond, hermitian):
-    if xp is np:
-        if rcond is None:
-            return np.linalg.pinv(x, hermitian=hermitian)
-        return np.linalg.pinv(x, rcond=rcond, hermitian=hermitian)
-    return xp.linalg.pinv(x, rtol=rcond)
-
-
-def _pinv_jvp(primals, tangents, out, *, rcond, hermitian):
-    # constant-rank derivative: -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P
-    (a,), (da,) = primals, tangents
-    if hermitian:  # NumPy's Hermitian route reads the lower triangle only
-        da = hermitian_part(da, a, lower=True)
-    p, dah = out, _mH(da)
-    t = ops.negative(matmul(p, matmul(da, p)))
-    left = ops.subtract(dah, matmul(matmul(dah, a), p))
-    t = ops.add(t, matmul(matmul(p, _mH(p)), left))
-    right = matmul(dah, matmul(_mH(p), p))
-    t = ops.add(t, ops.subtract(right, matmul(p, matmul(a, right))))
-    return fit(t, aval_of(out))
-
-
-pinv = Op("pinv", attrs=("rcond", "hermitian"), abstract=_pinv_abstract, impl=_pinv_impl,
-          jvp=_pinv_jvp)
-
-
 # --- decompositions ----------------------------------------------------------------------------
 
 def _cholesky_jvp(primals, tangents, out):
