@@ -194,7 +194,16 @@ def _argument(name: str, spec, array: np.ndarray):
         raise CommandError(f"input {name!r}: the program takes a Python "
                            f"{PYTHON_SCALAR[spec.dtype.kind].__name__}; give a 0-d array, "
                            f"not one of shape {array.shape}")
-    return PYTHON_SCALAR[spec.dtype.kind](array.item())
+    kind = PYTHON_SCALAR[spec.dtype.kind]
+    if array.dtype.kind not in _WEAK_SOURCES[spec.dtype.kind]:
+        # as a Python call: an int fits a float slot, but a float is never truncated to an int
+        raise CommandError(f"input {name!r}: the program takes a Python {kind.__name__}; a "
+                           f"0-d {array.dtype} array does not convert to one exactly")
+    return kind(array.item())
+
+
+# the .npy dtype kinds a weak (Python scalar) slot of each kind takes, as the call contract does
+_WEAK_SOURCES = {"b": "b", "i": "iu", "u": "iu", "f": "fiu", "c": "cfiu"}
 
 
 def _run(args) -> None:

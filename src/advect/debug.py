@@ -249,6 +249,13 @@ class _Entry:
         return self.numerics
 
 
+def checks_numerics() -> bool:
+    """Whether the innermost debug context of this thread checks numerics (a warm staged call
+    then interprets its graph op by op, so the first NaN or inf is named, as in eager code)."""
+    numerics = _state.numerics
+    return bool(numerics) and bool(numerics[-1])
+
+
 def _leave(state: _State, entry: _Entry) -> None:
     """Undo one context's registration; idempotent, so it can be retried after an interrupt."""
     if entry in state.numerics:  # compared by identity: _Entry has no __eq__

@@ -22,6 +22,8 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, TypeVar
 
+import numpy as np
+
 __all__ = ["TreeDef", "Static", "static", "tree_flatten", "tree_unflatten", "tree_leaves",
            "tree_map", "tree_flatten_with_paths", "register_pytree_node", "register_dataclass",
            "register_saved_node", "SavedNode", "format_path"]
@@ -201,13 +203,10 @@ class Static:
         raise AttributeError("Static is immutable")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Static) and _same_value(self.value, other.value)
+        return isinstance(other, Static) and same_value(self.value, other.value)
 
     def __hash__(self) -> int:
-        try:
-            return hash((type(self.value), self.value))
-        except TypeError:
-            return hash(type(self.value))
+        return value_hash(self.value)
 
     def __repr__(self) -> str:
         return f"static({self.value!r})"
@@ -240,21 +239,48 @@ def _refuse_tracers(value) -> None:
                             "be metadata; pass it as a leaf of the tree instead")
 
 
-def _same_value(a, b) -> bool:
-    """Equality that tells 1, 1.0 and True apart and never raises (arrays compare whole)."""
+def value_hash(value) -> int:
+    """A hash consistent with :func:`same_value` (floats hash by type only: NaN equals NaN)."""
+    if isinstance(value, float | complex | np.inexact):
+        return hash(type(value))
+    if isinstance(value, tuple):
+        return hash((type(value), tuple(value_hash(v) for v in value)))
+    try:
+        return hash((type(value), value))
+    except TypeError:
+        return hash(type(value))
+
+
+def same_value(a, b) -> bool:
+    """Equality that tells 1, 1.0 and True apart and never raises: arrays compare whole (shape,
+    dtype and entries), and floats by value and sign, NaN equal to NaN (a static ``-0.0`` or
+    NaN changes what a staged program computes, so it must match exactly)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, list | tuple):
-        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     try:
-        equal = a == b
-        if hasattr(equal, "all"):  # NumPy arrays: same shape and dtype, equal entries
-            return a.shape == b.shape and a.dtype == b.dtype and bool(equal.all())
-        return bool(equal)
+        if isinstance(a, float | complex | np.ndarray | np.generic):
+            return _same_numbers(np.asarray(a), np.asarray(b))
+        return bool(a == b)
     except Exception:
         return False
+
+
+_same_value = same_value  # the name advect.xarray imports
+
+
+def _same_numbers(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind == "c":
+        a, b = np.stack([a.real, a.imag]), np.stack([b.real, b.imag])
+    if a.dtype.kind == "f":
+        return bool(np.array_equal(a, b, equal_nan=True)
+                    and np.array_equal(np.signbit(a), np.signbit(b)))
+    return bool(np.all(a == b))
 
 
 class TreeDef:

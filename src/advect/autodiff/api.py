@@ -29,6 +29,39 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "Pullback", "Lin
 
 # --- selecting the differentiated inputs ---------------------------------------------------------
 
+def selected_argnums(argnums, where: str) -> tuple[bool, tuple]:
+    """``(single, entries)`` of an ``argnums``: an int, or a sequence of ints (not bools)."""
+    if argnums is None:
+        return False, ()
+    single = isinstance(argnums, int | np.integer)
+    try:
+        nums = (argnums,) if single else tuple(argnums)
+    except TypeError:
+        raise TypeError(f"{where}: argnums must be an int or a tuple of ints, got "
+                        f"{type(argnums).__name__}") from None
+    for n in nums:
+        if not isinstance(n, int | np.integer) or isinstance(n, bool | np.bool_):
+            raise TypeError(f"{where}: argnums must be ints, got {type(n).__name__}")
+    return single, nums
+
+
+def selected_argnames(argnames, where: str) -> tuple:
+    """The names of an ``argnames``: a str, or a sequence of distinct strs."""
+    if argnames is None:
+        return ()
+    try:
+        names = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+    except TypeError:
+        raise TypeError(f"{where}: argnames must be a str or a tuple of strs, got "
+                        f"{type(argnames).__name__}") from None
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{where}: argnames must be strs, got {type(name).__name__}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: argnames {argnames} selects an input twice")
+    return names
+
+
 class _Selection:
     """Which inputs are differentiated, their flat leaves, and how to rebuild both the call
     and the gradient structure (int argnums -> tree, tuple -> tuple, argnames -> dict)."""
@@ -44,20 +77,16 @@ class _Selection:
             self.args, self.kwargs, self.slots, self.fixed = [x], {}, [("pos", 0)], {}
             self.treedefs, self.primals, self.python_scalar, self.count = [LEAF], [x], [False], 1
             return
-        self.single = isinstance(argnums, int | np.integer)
-        nums = () if argnums is None else ((argnums,) if self.single else tuple(argnums))
+        self.single, nums = selected_argnums(argnums, where)
         resolved = []
         for n in nums:
-            if not isinstance(n, int | np.integer):
-                raise TypeError(f"{where}: argnums must be ints, got {type(n).__name__}")
             if not -len(args) <= n < len(args):
                 raise IndexError(f"{where}: argnums {n} is out of range for {len(args)} "
                                  "positional arguments")
             resolved.append(int(n) % len(args))
         if len(set(resolved)) != len(resolved):
             raise ValueError(f"{where}: argnums {argnums} contains duplicates")
-        names = () if argnames is None else ((argnames,) if isinstance(argnames, str)
-                                            else tuple(argnames))
+        names = selected_argnames(argnames, where)
         for name in names:
             if name not in kwargs:
                 raise ValueError(f"{where}: argnames {name!r} is not a keyword argument of "
@@ -239,6 +268,15 @@ def _check_scalar_output(value, where):
         raise ValueError(f"{where} needs a floating-point output, got {aval.dtype}")
 
 
+def _output_kind(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, tuple | list | dict):
+        n = len(value)
+        return f"a {type(value).__name__} of {n} item{'s' if n != 1 else ''}"
+    return f"a {type(value).__name__}"
+
+
 def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
                    argnames: str | Sequence[str] | None = None, has_aux: bool = False):
     """Return a function computing ``f``'s value and its reverse-mode gradient.
@@ -256,20 +294,34 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
     if _is_program(f):
         from ..staging.derive import staged_value_and_grad
         return staged_value_and_grad(f, argnums, argnames=argnames, has_aux=has_aux)
+    return _value_and_grad(f, argnums, argnames, has_aux, "value_and_grad")
+
+
+def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
+    """The dynamic ``value_and_grad`` (``where`` names the transform the user called)."""
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        sel = _Selection(args, kwargs, argnums, argnames, "value_and_grad")
+        sel = _Selection(args, kwargs, argnums, argnames, where)
         out, in_vars, trace, tape = linearize_flat(sel.call(f), sel.primals)
         try:
             if has_aux and not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("value_and_grad(has_aux=True) needs a function returning a "
+                raise TypeError(f"{where}(has_aux=True) needs a function returning a "
                                 f"pair (value, aux), got {type(out).__name__}")
             value, aux = out if has_aux else (out, None)
             if type(value) is JVPTracer and value._trace is trace:  # the common case
                 primal, var = value.primal, value.tangent
             else:
-                (primal,), (var,), _ = _lower_all(trace, value)
+                primals, tangents, out_def = _lower_all(trace, value)
+                if out_def != LEAF:
+                    raise ValueError(
+                        "grad needs a function returning one real scalar, got "
+                        f"{_output_kind(value)}" + (
+                            "; use has_aux=True for a (value, aux) pair"
+                            if isinstance(value, tuple) and len(value) == 2 and not has_aux
+                            else "" if value is None
+                            else "; use jacobian or vjp for several outputs"))
+                (primal,), (var,) = primals, tangents
             if type(primal) not in _REAL_SCALARS:  # np.sum & co. return NumPy scalars
                 _check_scalar_output(primal, "grad")
             cts = backward(tape.tape, [(var, ones_like_scalar(primal))])
@@ -314,7 +366,7 @@ def grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
     if _is_program(f):
         from ..staging.derive import staged_grad
         return staged_grad(f, argnums, argnames=argnames, has_aux=has_aux)
-    vg = value_and_grad(f, argnums, argnames=argnames, has_aux=has_aux)
+    vg = _value_and_grad(f, argnums, argnames, has_aux, "grad")
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):

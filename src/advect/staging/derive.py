@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from .. import ops
 from ..autodiff import api
 from ..autodiff.reverse import backward, linearize_flat, lower
@@ -31,22 +29,16 @@ def _selection(program: StagedProgram, argnums, argnames, where: str) -> list:
     pos, kw = program.signature
     if argnums is None and argnames is None:
         argnums = 0
-    single = isinstance(argnums, int | np.integer)
-    nums = () if argnums is None else ((argnums,) if single else tuple(argnums))
+    single, nums = api.selected_argnums(argnums, where)
     resolved = []
     for n in nums:
-        if not isinstance(n, int | np.integer) or isinstance(n, bool):
-            raise TypeError(f"{where}: argnums must be ints, got {type(n).__name__}")
         if not -len(pos) <= n < len(pos):
             raise IndexError(f"{where}: argnums {n} is out of range for a program with "
                              f"{len(pos)} positional inputs")
         resolved.append(int(n) % len(pos))
     if len(set(resolved)) != len(resolved):
         raise ValueError(f"{where}: argnums {argnums} selects an input twice")
-    names = () if argnames is None else ((argnames,) if isinstance(argnames, str)
-                                        else tuple(argnames))
-    if len(set(names)) != len(names):
-        raise ValueError(f"{where}: argnames {argnames} selects an input twice")
+    names = api.selected_argnames(argnames, where)
     for name in names:
         if name not in kw:
             raise ValueError(f"{where}: {name!r} is not a keyword input of the staged "

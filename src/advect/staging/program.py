@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import core as _core
 from ..core import Tracer
 from ..providers import device_of, is_array, namespace_of
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
@@ -128,6 +129,8 @@ class StagedProgram:
 
     # --- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if _core.debug_hooks is not None and _debug_numerics():
+            return self._checked_call(args, kwargs)
         fast = self._fast
         if fast is not None and not kwargs and len(args) == len(fast):
             for a, (shape, dtype) in zip(args, fast):
@@ -147,6 +150,16 @@ class StagedProgram:
             if isinstance(a, Tracer):
                 return tree_unflatten(self._out_def, self._interpret(operands))
         return self._finish(self._plan_for(operands).run(operands))
+
+    def _checked_call(self, args: tuple, kwargs: dict):
+        """A call inside ``ad.debug(numerics=True)``: the graph interpreted with ``bind``, so
+        each operation's output is checked (and named) as in eager code; not the plan."""
+        operands = check_call(self._in_def, self._specs, args, kwargs, self._provider,
+                              self._version)
+        outs = self._interpret(operands)
+        if any(isinstance(a, Tracer) for a in operands):
+            return tree_unflatten(self._out_def, outs)
+        return self._finish(outs)
 
     def _interpret(self, operands: list) -> list:
         # inside a staging (derivatives of programs, programs calling programs) constants
@@ -286,6 +299,11 @@ class StagedProgram:
                              xp=self._provider, plan=self._plan)
 
 
+def _debug_numerics() -> bool:
+    from ..debug import checks_numerics  # loaded once a debug context exists
+    return checks_numerics()
+
+
 def _primitive_modules(graph: Graph) -> tuple[tuple[str, str], ...]:
     """(primitive name, defining module) for each custom primitive the graph uses."""
     found = {}
@@ -347,6 +365,9 @@ def _flat_checks(in_def: TreeDef, specs: list, pos: tuple, kw: dict):
     return tuple(checks)
 
 
+_INT64 = 2 ** 63
+
+
 def _flat_operands(checks: tuple, args: tuple, kwargs: dict) -> list | None:
     """The plan's operands if every leaf passes its check, else None (the full check runs)."""
     operands = []
@@ -357,8 +378,8 @@ def _flat_operands(checks: tuple, args: tuple, kwargs: dict) -> list | None:
                 return None
             operands.append(value)
         elif kind == 1:
-            if type(value) is not a:
-                return None
+            if type(value) is not a or a is int and not -_INT64 <= value < _INT64:
+                return None  # the full check names the mismatch
             operands.append(value)
         elif not (value is a or static_equal(value, a)):
             return None

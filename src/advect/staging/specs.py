@@ -28,7 +28,7 @@ from ..providers import (
     refuse_subclass,
     same_device,
 )
-from ..pytree import Static, TreeDef, format_path, tree_flatten
+from ..pytree import Static, TreeDef, format_path, same_value, tree_flatten, value_hash
 
 __all__ = ["ArraySpec", "StaticSpec", "AbstractValue", "SUPPORTED_API_VERSIONS",
            "LATEST_API_VERSION", "is_spec", "spec_of_example", "check_call", "leaves_up_to"]
@@ -44,6 +44,7 @@ PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 # not a number here, and a complex never fits a real slot)
 _WEAK_WIDENING = {"f": (int,), "c": (int, float)}
 _WEAK_DTYPE = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1  # the Python ints a weak int64 slot holds
 
 
 class ArraySpec:
@@ -83,6 +84,8 @@ class ArraySpec:
         if weak and shape != ():
             raise ValueError(f"ArraySpec: weak=True declares a Python scalar, so the shape must "
                              f"be (), got {shape}")
+        if weak:  # a Python scalar's category: float32 and float64 both declare a float
+            dtype = np.dtype(_WEAK_DTYPE[PYTHON_SCALAR[dtype.kind]])
         set_ = object.__setattr__
         set_(self, "shape", shape)
         set_(self, "dtype", dtype)
@@ -152,10 +155,7 @@ class StaticSpec:
         return isinstance(other, StaticSpec) and static_equal(self.value, other.value)
 
     def __hash__(self) -> int:
-        try:
-            return hash(self.value)
-        except TypeError:
-            return hash(repr(self.value))
+        return value_hash(self.value)
 
     def __repr__(self) -> str:
         return f"StaticSpec({self.value!r})"
@@ -202,23 +202,19 @@ def is_spec(x) -> bool:
 
 
 def static_equal(a, b) -> bool:
-    """Equality that tells 1, 1.0 and True apart and never raises."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, list | tuple):
-        return len(a) == len(b) and all(static_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(static_equal(a[k], b[k]) for k in a)
-    try:
-        return bool(np.all(a == b)) if isinstance(a, np.ndarray) else bool(a == b)
-    except Exception:
-        return False
+    """Equality that tells 1, 1.0 and True apart and never raises; arrays compare whole
+    (shape, dtype, entries) and floats by sign too, NaN equal to NaN."""
+    return same_value(a, b)
 
 
 def spec_of_example(leaf, where: str):
     """The spec a concrete example leaf defines."""
     if isinstance(leaf, StaticSpec):
         return leaf
+    if type(leaf) is int and not _INT64_MIN <= leaf <= _INT64_MAX:
+        raise TypeError(f"{where} is the Python int {leaf}, outside the int64 range that "
+                        "staging computes Python ints with; pass it as a StaticSpec or an "
+                        "array of a wider dtype")
     if type(leaf) in _WEAK_DTYPE:
         return ArraySpec((), _WEAK_DTYPE[type(leaf)], weak=True)
     if isinstance(leaf, Tracer):
@@ -289,7 +285,9 @@ def _same_kind(a, b) -> bool:
 
 def _describe(value) -> str:
     if isinstance(value, dict):
-        return f"a dict with keys {sorted(value, key=repr)}"
+        hint = "" if type(value) is dict else (
+            f" (a {type(value).__name__} is not a dict node of a pytree: pass dict(value))")
+        return f"a {type(value).__name__} with keys {sorted(value, key=repr)}{hint}"
     if isinstance(value, list | tuple):
         return f"a {type(value).__name__} of length {len(value)}"
     if type(value) in _WEAK_DTYPE:
@@ -319,6 +317,9 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
     if spec.weak:
         kind = spec.dtype.kind
         if type(value) is PYTHON_SCALAR[kind]:
+            if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+                raise ValueError(f"{where}: the Python int {value} does not fit the weak int64 "
+                                 "scalar a staged program computes with")
             return value
         if type(value) in _WEAK_WIDENING.get(kind, ()):  # NumPy promotion: int -> float, ...
             return PYTHON_SCALAR[kind](value)
