@@ -133,3 +133,12 @@ def test_pinv_jvp_with_a_cutoff_that_drops_singular_values(shape):
     f = lambda a: np.linalg.pinv(a, rcond=rcond)
     _, tangent = ad.jvp(f)(a, tangents=t)
     np.testing.assert_allclose(tangent, (f(a + 1e-6 * t) - f(a - 1e-6 * t)) / 2e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_arg_reductions_of_vectors_are_numpy_scalars(name):
+    a = np.array([1.0, 3.0, -2.0])
+    f = getattr(np, name)
+    expected = f(a)  # np.int64, not a 0-d array
+    for actual in (ad.stage(f, a)(a), ad.vjp(f)(a)[0]):
+        assert type(actual) is type(expected) and actual == expected

@@ -118,7 +118,9 @@ def _arg_abstract(x, *, axis, keepdims):
 def _arg_impl(name):
     def impl(xp, x, *, axis, keepdims):
         out = getattr(xp, name)(_portable.numeric(xp, x), axis=axis, keepdims=keepdims)
-        return out if xp is not np else np.asarray(out, dtype=np.int64)
+        if xp is not np or out.dtype == np.int64:  # a 0-d result stays NumPy's scalar
+            return out
+        return out.astype(np.int64)
     return impl
 
 
