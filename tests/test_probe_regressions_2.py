@@ -144,3 +144,18 @@ def test_arg_reductions_of_vectors_are_numpy_scalars(name):
     expected = f(a)  # np.int64, not a 0-d array
     for actual in (ad.stage(f, a)(a), ad.vjp(f)(a)[0]):
         assert type(actual) is type(expected) and actual == expected
+
+
+@pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_nanarg_of_an_all_nan_slice_is_refused_where_values_are_known(name, axis):
+    f = getattr(np, name)
+    a = np.full((2, 2), np.nan)
+    a[0, 1] = 1.0  # column 0 and row 1 are all NaN
+    try:
+        expected = f(a, axis=axis)
+    except ValueError:
+        with pytest.raises(ValueError, match="All-NaN slice"):
+            ad.vjp(lambda x: f(x, axis=axis))(a)
+    else:
+        np.testing.assert_array_equal(ad.vjp(lambda x: f(x, axis=axis))(a)[0], expected)
