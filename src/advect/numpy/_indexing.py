@@ -155,13 +155,18 @@ def _dims(index):
 
 
 def getitem(x, key):
-    """``x[key]``: a gather; a basic index with a non-scalar result is a view of ``x``
-    (writes through it reach ``x``; writes to ``x`` make it stale)."""
+    """``x[key]``: a gather; a basic index is a view of ``x`` (writes through it reach ``x``;
+    writes to ``x`` make it stale) unless it picks one element by integers alone, which NumPy
+    gives as a scalar copy."""
     index, arrays = normalize_index(x.shape, key)
     if not index:
         return x
     out = ops.gather(x, *arrays, index=index)
-    if not arrays and out.shape:
-        mark_view(x, out, index)
+    if not arrays and (out.shape or _has_ellipsis(key)):
+        mark_view(x, out, index)  # y[0, ...] is a 0-d view in NumPy, y[0] a scalar copy
     return out
+
+
+def _has_ellipsis(key) -> bool:
+    return key is Ellipsis or (type(key) is tuple and any(k is Ellipsis for k in key))
 

@@ -29,7 +29,7 @@ from ._functions import (
     reduction,
     take_axis,
 )
-from ._mutation import assign_inplace
+from ._mutation import assign_inplace, mark_view
 from ._shaping import _broadcast_arrays, _resize
 
 
@@ -215,8 +215,11 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 @implements(np.diag)
 def _diag(v, k=0):
     v = operand(v)
-    if _ndim(v) == 2:
-        return _diagonal(v, k)
+    if _ndim(v) == 2:  # NumPy returns the diagonal view: read-only, stale after writes to v
+        out = _diagonal(v, k)
+        if isinstance(v, Tracer) and out is not v:
+            mark_view(v, out, None)
+        return out
     if _ndim(v) != 1:
         raise ValueError("Input must be 1- or 2-d.")
     m = _shape(v)[0]
