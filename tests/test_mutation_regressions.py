@@ -152,3 +152,42 @@ def test_diag_reads_and_constructions_still_differentiate():
 
     _matches_numpy(read_before_write, X2)
     _matches_numpy(build, X1[:3])
+
+
+# --- split pieces and unstacked slices are views, as NumPy's --------------------------------
+
+def _write_through_pieces(x):
+    y = x.copy()
+    first = np.split(y, 2, axis=0)[0]
+    first *= 3.0  # reaches y, as in NumPy
+    column = np.unstack(y, axis=1)[1] if hasattr(np, "unstack") else y[:, 1]
+    column += 1.0
+    return np.sum(y ** 2 * x)
+
+
+def test_writes_through_split_pieces_reach_the_array():
+    import advect as ad
+
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    expected = _write_through_pieces(x)
+    assert ad.stage(_write_through_pieces, x)(x) == expected
+    eps = 1e-6
+    basis = np.eye(6).reshape(6, 2, 3)
+    fd = np.array([(_write_through_pieces(x + eps * e) - _write_through_pieces(x - eps * e))
+                   / (2 * eps) for e in basis]).reshape(2, 3)
+    for g in (ad.grad(_write_through_pieces)(x),
+              ad.grad(ad.stage(_write_through_pieces, x))(x)):
+        np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+def test_a_split_piece_of_an_input_is_read_only():
+    import advect as ad
+    from advect.errors import MutationError
+
+    def f(x):
+        piece = np.array_split(x, 2)[0]
+        piece *= 2.0  # NumPy would change the caller's array
+        return np.sum(x)
+
+    with pytest.raises(MutationError):
+        ad.grad(f)(np.ones(4))

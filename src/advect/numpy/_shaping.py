@@ -34,6 +34,7 @@ from ._functions import (
     slice_along,
     take_axis,
 )
+from ._indexing import getitem
 
 
 @implements(np.atleast_1d)
@@ -133,7 +134,10 @@ def _array_split(ary, indices_or_sections, axis=0):
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         lo, hi, _ = slice(int(lo), int(hi)).indices(n)
-        out.append(slice_along(ary, lo, max(lo, hi), axis))
+        if isinstance(ary, Tracer):  # a basic index: the piece is a view, as NumPy's
+            out.append(getitem(ary, (slice(None),) * axis + (slice(lo, max(lo, hi)),)))
+        else:
+            out.append(slice_along(ary, lo, max(lo, hi), axis))
     return out
 
 
@@ -181,6 +185,8 @@ def _dsplit(ary, indices_or_sections):
 @implements(*present(np, "unstack"))  # NumPy 2.1+
 def _unstack(x, /, *, axis=0):
     axis = one_axis(axis, _ndim(x))
+    if isinstance(x, Tracer):  # x[:, ..., i]: views, as NumPy's
+        return tuple(getitem(x, (slice(None),) * axis + (i,)) for i in range(_shape(x)[axis]))
     index = tuple((0, n, 1) for n in _shape(x)[:axis])
     return tuple(ops.gather(x, index=index + (i,)) for i in range(_shape(x)[axis]))
 
