@@ -269,9 +269,6 @@ def same_value(a, b) -> bool:
         return False
 
 
-_same_value = same_value  # the name advect.xarray imports
-
-
 def _same_numbers(a: np.ndarray, b: np.ndarray) -> bool:
     if a.shape != b.shape or a.dtype != b.dtype:
         return False

@@ -26,7 +26,7 @@ import numpy as np
 import xarray as xr
 
 from .core import Tracer
-from .pytree import _same_value, register_pytree_node, register_saved_node
+from .pytree import register_pytree_node, register_saved_node, same_value
 
 __all__ = ["DataArrayLabels", "DatasetLabels"]
 
@@ -44,7 +44,7 @@ def _coordinates(coords) -> xr.Coordinates:
 def _same_attrs(a, b) -> bool:
     """Equal attrs (or names), NumPy scalars equal to the Python scalars a saved program
     restores them as."""
-    return _same_value(_python_scalars(a), _python_scalars(b))
+    return same_value(_python_scalars(a), _python_scalars(b))
 
 
 def _python_scalars(value):

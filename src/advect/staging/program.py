@@ -21,7 +21,7 @@ import numpy as np
 from .. import core as _core
 from ..core import Tracer
 from ..providers import device_of, is_array, namespace_of
-from ..pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
+from ..pytree import LEAF, TreeDef, same_value, tree_flatten, tree_unflatten
 from .graph import Graph, evaluate, listing, operand_aval, validate
 from .passes import OptimizationReport, PassReport, optimize
 from .plan import Plan
@@ -33,9 +33,9 @@ from .specs import (
     ArraySpec,
     StaticSpec,
     check_call,
+    fits_int64,
     is_spec,
     spec_of_example,
-    static_equal,
 )
 from .trace import generators_untouched, stage_trace_of, trace_graph
 
@@ -365,9 +365,6 @@ def _flat_checks(in_def: TreeDef, specs: list, pos: tuple, kw: dict):
     return tuple(checks)
 
 
-_INT64 = 2 ** 63
-
-
 def _flat_operands(checks: tuple, args: tuple, kwargs: dict) -> list | None:
     """The plan's operands if every leaf passes its check, else None (the full check runs)."""
     operands = []
@@ -378,10 +375,10 @@ def _flat_operands(checks: tuple, args: tuple, kwargs: dict) -> list | None:
                 return None
             operands.append(value)
         elif kind == 1:
-            if type(value) is not a or a is int and not -_INT64 <= value < _INT64:
+            if type(value) is not a or a is int and not fits_int64(value):
                 return None  # the full check names the mismatch
             operands.append(value)
-        elif not (value is a or static_equal(value, a)):
+        elif not (value is a or same_value(value, a)):
             return None
     return operands
 

@@ -31,7 +31,8 @@ from ..providers import (
 from ..pytree import Static, TreeDef, format_path, same_value, tree_flatten, value_hash
 
 __all__ = ["ArraySpec", "StaticSpec", "AbstractValue", "SUPPORTED_API_VERSIONS",
-           "LATEST_API_VERSION", "is_spec", "spec_of_example", "check_call", "leaves_up_to"]
+           "LATEST_API_VERSION", "is_spec", "spec_of_example", "check_call", "leaves_up_to",
+           "fits_int64"]
 
 # Array API revisions a staged program can record: the ones the Array API frontend serves
 SUPPORTED_API_VERSIONS = REVISIONS
@@ -44,7 +45,11 @@ PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 # not a number here, and a complex never fits a real slot)
 _WEAK_WIDENING = {"f": (int,), "c": (int, float)}
 _WEAK_DTYPE = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
-_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1  # the Python ints a weak int64 slot holds
+
+
+def fits_int64(value: int) -> bool:
+    """Whether a Python int fits the weak int64 scalar a staged program computes with."""
+    return -(2 ** 63) <= value < 2 ** 63
 
 
 class ArraySpec:
@@ -152,7 +157,7 @@ class StaticSpec:
         raise AttributeError("StaticSpec is immutable")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, StaticSpec) and static_equal(self.value, other.value)
+        return isinstance(other, StaticSpec) and same_value(self.value, other.value)
 
     def __hash__(self) -> int:
         return value_hash(self.value)
@@ -201,17 +206,11 @@ def is_spec(x) -> bool:
     return isinstance(x, ArraySpec | StaticSpec)
 
 
-def static_equal(a, b) -> bool:
-    """Equality that tells 1, 1.0 and True apart and never raises; arrays compare whole
-    (shape, dtype, entries) and floats by sign too, NaN equal to NaN."""
-    return same_value(a, b)
-
-
 def spec_of_example(leaf, where: str):
     """The spec a concrete example leaf defines."""
     if isinstance(leaf, StaticSpec):
         return leaf
-    if type(leaf) is int and not _INT64_MIN <= leaf <= _INT64_MAX:
+    if type(leaf) is int and not fits_int64(leaf):
         raise TypeError(f"{where} is the Python int {leaf}, outside the int64 range that "
                         "staging computes Python ints with; pass it as a StaticSpec or an "
                         "array of a wider dtype")
@@ -304,7 +303,7 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
     if isinstance(spec, StaticSpec):
         if isinstance(value, StaticSpec):
             value = value.value
-        if not static_equal(value, spec.value):
+        if not same_value(value, spec.value):
             raise TypeError(f"{where}: the static value {value!r} differs from the staged "
                             f"{spec.value!r}; stage the function again for another value")
         return None
@@ -317,7 +316,7 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
     if spec.weak:
         kind = spec.dtype.kind
         if type(value) is PYTHON_SCALAR[kind]:
-            if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+            if type(value) is int and not fits_int64(value):
                 raise ValueError(f"{where}: the Python int {value} does not fit the weak int64 "
                                  "scalar a staged program computes with")
             return value
