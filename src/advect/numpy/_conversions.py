@@ -23,7 +23,7 @@ from ..core import Tracer
 from ..errors import TracingError
 from ._mutation import owned_copy, write_plain
 
-__all__ = ["scalar_conversion", "stays_traced", "traced_item", "traced_tolist"]
+__all__ = ["python_scalar", "scalar_conversion", "stays_traced", "traced_item", "traced_tolist"]
 
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
@@ -113,21 +113,35 @@ def _no_tracing(_frame, _event, _arg):
 
 
 def traced_item(x, index):
-    """``x.item(*index)`` as a traced 0-d value (NumPy's index forms: none, flat, per axis)."""
+    """``x.item(*index)`` as a traced value that is the Python scalar NumPy gives: weak, so
+    ``int8_array.item() * 3`` is 300 and ``float32_array.item() + 1e-10`` keeps float64 digits
+    (NumPy's index forms: none, flat, per axis)."""
     if len(index) == 1 and isinstance(index[0], tuple):
         index = index[0]
     if not index:
         if x.size != 1:
             raise ValueError("can only convert an array of size 1 to a Python scalar")
-        return ops.reshape(x, shape=())
+        return python_scalar(ops.reshape(x, shape=()))
     if len(index) == 1:
-        flat = ops.reshape(x, shape=(x.size,))
-        return owned_copy(flat[index[0]])
-    return owned_copy(x[tuple(index)])
+        return python_scalar(ops.reshape(x, shape=(x.size,))[index[0]])
+    return python_scalar(x[tuple(index)])
 
 
 def traced_tolist(x):
-    """``x.tolist()`` as nested lists of traced 0-d values."""
+    """``x.tolist()`` as nested lists of traced Python scalars (see :func:`traced_item`)."""
     if not x.shape:
-        return ops.reshape(x, shape=())
-    return [traced_tolist(owned_copy(x[i])) for i in range(x.shape[0])]
+        return python_scalar(ops.reshape(x, shape=()))
+    return [traced_tolist(x[i]) for i in range(x.shape[0])]
+
+
+# The weak dtype of the Python scalar each kind of NumPy value converts to
+_PYTHON_KINDS = {"b": "bool", "i": "int64", "u": "int64", "f": "float64", "c": "complex128"}
+
+
+def python_scalar(x):
+    """The 0-d traced ``x`` as the Python scalar its ``.item()`` is: a weak value (a copy, never
+    a view of ``x``'s array)."""
+    kind = _PYTHON_KINDS.get(x.aval.dtype.kind)
+    if kind is None:  # datetimes and the like have no Python number: keep the 0-d value
+        return owned_copy(x)
+    return ops.python_scalar(x, dtype=kind)

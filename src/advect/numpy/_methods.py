@@ -52,14 +52,43 @@ def _numpy_result(out):
 
 
 def _binary(op, reflected=False):
+    python_ints = op in _INT_ARITHMETIC
     if reflected:
         def method(self, other):
-            return op(_operand(other), self)
+            other = _operand(other)
+            if python_ints and type(other) is not np.ndarray and self._weak() and _is_weak(other):
+                self, other = _python_int(self), _python_int(other)
+            return op(other, self)
     else:
         def method(self, other):
-            return op(self, _operand(other))
+            other = _operand(other)
+            if python_ints and type(other) is not np.ndarray and self._weak() and _is_weak(other):
+                self, other = _python_int(self), _python_int(other)
+            return op(self, other)
     method.__name__ = op.name
     return method
+
+
+# Python's arithmetic on bools is int arithmetic (True + True is 2, -True is -1), where NumPy's
+# bool ufuncs give True or refuse: a weak (Python) bool among Python scalars is an int
+_INT_ARITHMETIC = frozenset((ops.add, ops.subtract, ops.multiply, ops.floor_divide,
+                             ops.remainder, ops.pow))
+
+
+def _is_weak(x) -> bool:
+    return type(x) in _PYTHON_SCALARS or isinstance(x, ArrayTracer) and x._weak()
+
+
+def _python_int(x):
+    """``x`` as Python's arithmetic reads it: a Python bool (or a weak traced one) is an int."""
+    if type(x) is bool:
+        return int(x)
+    if isinstance(x, ArrayTracer) and x._weak() and x.aval.dtype.kind == "b":
+        return ops.python_scalar(x, dtype="int64")
+    return x
+
+
+_PYTHON_SCALARS = (bool, int, float, complex)
 
 
 def _inplace(name):
@@ -312,6 +341,8 @@ class ArrayTracer(Tracer):
     __rpow__ = _binary(ops.pow, reflected=True)
 
     def __pow__(self, other):
+        if self._weak() and _is_weak(other):
+            self, other = _python_int(self), _python_int(other)
         if type(other) is int and other == 2:
             return ops.square(self)
         return ops.pow(self, _operand(other))
@@ -329,46 +360,27 @@ class ArrayTracer(Tracer):
         return other // self, other % self
 
     def __neg__(self):
-        return ops.negative(self)
+        return ops.negative(_python_int(self))
 
     def __pos__(self):
-        return ops.positive(self)
+        return ops.positive(_python_int(self))
 
     def __abs__(self):
-        return ops.abs(self)
+        return ops.abs(_python_int(self))
 
     def __invert__(self):
-        return np.invert(self)
+        return ops.bitwise_invert(_python_int(self))
 
-    def __and__(self, other):
-        return np.bitwise_and(self, other)
-
-    def __rand__(self, other):
-        return np.bitwise_and(other, self)
-
-    def __or__(self, other):
-        return np.bitwise_or(self, other)
-
-    def __ror__(self, other):
-        return np.bitwise_or(other, self)
-
-    def __xor__(self, other):
-        return np.bitwise_xor(self, other)
-
-    def __rxor__(self, other):
-        return np.bitwise_xor(other, self)
-
-    def __lshift__(self, other):
-        return np.left_shift(self, other)
-
-    def __rlshift__(self, other):
-        return np.left_shift(other, self)
-
-    def __rshift__(self, other):
-        return np.right_shift(self, other)
-
-    def __rrshift__(self, other):
-        return np.right_shift(other, self)
+    __and__ = _binary(ops.bitwise_and)
+    __rand__ = _binary(ops.bitwise_and, reflected=True)
+    __or__ = _binary(ops.bitwise_or)
+    __ror__ = _binary(ops.bitwise_or, reflected=True)
+    __xor__ = _binary(ops.bitwise_xor)
+    __rxor__ = _binary(ops.bitwise_xor, reflected=True)
+    __lshift__ = _binary(ops.bitwise_left_shift)
+    __rlshift__ = _binary(ops.bitwise_left_shift, reflected=True)
+    __rshift__ = _binary(ops.bitwise_right_shift)
+    __rrshift__ = _binary(ops.bitwise_right_shift, reflected=True)
 
     def __round__(self, ndigits=None):
         return np.round(self, decimals=ndigits or 0)

@@ -555,6 +555,27 @@ astype = Op("astype", attrs=("dtype",), abstract=_astype_abstract, impl=_astype_
             jvp=_astype_jvp, transpose=_astype_transpose, elementwise=True, strong=True)
 
 
+# ``python_scalar``: a 0-d value as the Python scalar ``x.item()`` gives, weak, so it promotes
+# as a Python number does (``int8_array.item() * 3`` is 300). ``dtype`` names the weak dtype:
+# 'bool', 'int64', 'float64' or 'complex128'.
+_PYTHON_TYPES = {"bool": bool, "int64": int, "float64": float, "complex128": complex}
+
+
+def _python_scalar_abstract(x, *, dtype):
+    if x.shape:
+        raise ValueError(f"python_scalar takes a 0-d value, not one of shape {x.shape}")
+    return Aval((), np.dtype(dtype), True, x.device)
+
+
+def _python_scalar_transpose(ct, x, *, dtype):
+    return (astype(ct, dtype=aval_of(x).dtype.name),)
+
+
+python_scalar = Op("python_scalar", attrs=("dtype",), abstract=_python_scalar_abstract,
+                   impl=lambda xp, x, *, dtype: _PYTHON_TYPES[dtype](x), linear=True,
+                   transpose=_python_scalar_transpose, elementwise=True)
+
+
 def _provider_dtype(xp, name):
     return np.dtype(name) if xp is np else getattr(xp, name)
 

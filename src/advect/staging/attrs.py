@@ -223,6 +223,7 @@ _TABLE: dict[str, dict] = {
     "argpartition": {"kth": _int64s, "axis": _axis},
     "searchsorted": {"side": _one_of("left", "right")},
     "astype": {"dtype": _dtype},
+    "python_scalar": {"dtype": _one_of("bool", "int64", "float64", "complex128")},
     "round": {"decimals": _c_int},
     "broadcast_to": {"shape": _shape},
     "reshape": {"shape": _shape},
