@@ -285,6 +285,7 @@ CASES = [
     C(ops.angle, (complexes(4),)),
     C(ops.astype, (floats(4),), {"dtype": "float32"}, order=1),
     C(ops.astype, (floats(4),), {"dtype": "complex128"}, name="astype_complex"),
+    C(ops.python_scalar, (floats(),), {"dtype": "float64"}),
     # reductions
     C(ops.reduce_sum, (floats(2, 3),), {"axes": (1,), "keepdims": False}),
     C(ops.reduce_sum, (floats(2, 3, 2),), {"axes": (0, 2), "keepdims": True},

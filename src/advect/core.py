@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .dtypes import aval_of
+from .dtypes import Aval, aval_of
 from .errors import EscapedTracerError, NoJVPError
 from .providers import namespace_of
 
@@ -127,7 +127,8 @@ def apply_linear(op: Op, args, primals, out, attrs: dict):
                 break
         else:
             if trace is not None and trace.alive:
-                return trace.record(op, args, attrs, aval_of(out))
+                return trace.record(op, args, attrs, Aval(out.shape, out.dtype) if (
+                    type(out) is np.ndarray or isinstance(out, np.generic)) else aval_of(out))
     return bind(op, *args, **attrs)
 
 

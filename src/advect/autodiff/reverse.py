@@ -74,8 +74,12 @@ class LinearTrace(Trace):
         return var
 
     def process(self, op, args, attrs):
-        if op.abstract is _SAME_SHAPE_BINARY and len(args) == 2:
-            out_aval = _same_aval(*args)  # the hot case: var * constant of the same aval
+        if op in _SAME_AVAL_OPS and len(args) == 2:
+            var, constant = args  # the hot case: var * constant of the same aval
+            out_aval = var.aval if type(var) is LinearTracer else None
+            if out_aval is None or type(constant) is not np.ndarray or out_aval.weak \
+                    or constant.shape != out_aval.shape or constant.dtype != out_aval.dtype:
+                out_aval = _same_aval(var, constant)  # the general test
             if out_aval is None:
                 out_aval = op.abstract(*[_aval(a) for a in args], **attrs)
         else:
@@ -101,7 +105,9 @@ class LinearTrace(Trace):
         return out
 
 
-_SAME_SHAPE_BINARY = _rules.broadcast_binary
+# Binary ops whose result has the aval of a tape variable they combine with a constant of the
+# same aval (tape variables are inexact, which divide keeps)
+_SAME_AVAL_OPS = frozenset((ops.multiply, ops.add, ops.subtract, ops.divide))
 
 
 def _no_transpose(op) -> NoVJPError:
@@ -349,7 +355,8 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
             negated = False
             if neg and out.index in neg:
                 neg.discard(out.index)
-                if debugging or not _odd(op):
+                odd = _ODD.get(op)  # _odd(op), inline
+                if debugging or not (_odd(op) if odd is None else odd):
                     ct = _negated(ct)
                 else:
                     negated = True

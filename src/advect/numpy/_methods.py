@@ -55,15 +55,19 @@ def _binary(op, reflected=False):
     python_ints = op in _INT_ARITHMETIC
     if reflected:
         def method(self, other):
-            other = _operand(other)
-            if python_ints and type(other) is not np.ndarray and self._weak() and _is_weak(other):
-                self, other = _python_int(self), _python_int(other)
+            if type(other) is not np.ndarray:
+                if type(other) is list or type(other) is tuple:  # _operand(other), inline
+                    other = asarray(other)
+                if python_ints and self._weak() and _is_weak(other):
+                    self, other = _python_int(self), _python_int(other)
             return op(other, self)
     else:
         def method(self, other):
-            other = _operand(other)
-            if python_ints and type(other) is not np.ndarray and self._weak() and _is_weak(other):
-                self, other = _python_int(self), _python_int(other)
+            if type(other) is not np.ndarray:
+                if type(other) is list or type(other) is tuple:  # _operand(other), inline
+                    other = asarray(other)
+                if python_ints and self._weak() and _is_weak(other):
+                    self, other = _python_int(self), _python_int(other)
             return op(self, other)
     method.__name__ = op.name
     return method
@@ -164,7 +168,11 @@ class ArrayTracer(Tracer):
 
     # --- NumPy protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        out = _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
+        op = _ufuncs.UFUNCS.get(ufunc) if not kwargs and method == "__call__" else None
+        if op is not None and list not in map(type, inputs) and tuple not in map(type, inputs):
+            out = op(*inputs)  # the hot path: a plain call on arrays
+        else:
+            out = _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
         if type(out) is not tuple and not (isinstance(out, ArrayTracer) and out._weak()):
             return out  # the common case, without the call
         return _numpy_result(out)

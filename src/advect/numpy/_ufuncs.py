@@ -349,14 +349,8 @@ def call_ufunc(ufunc, inputs, kwargs):
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
-    if not kwargs and method == "__call__":  # the hot path: a plain call on arrays
-        op = UFUNCS.get(ufunc)
-        if op is not None:
-            for a in inputs:
-                if type(a) is list or type(a) is tuple:
-                    break
-            else:
-                return op(*inputs)
+    """``ufunc.method(*inputs, **kwargs)`` on traced arrays (``ArrayTracer.__array_ufunc__``
+    takes plain calls of translated ufuncs on arrays itself)."""
     if method == "__call__":
         return call_ufunc(ufunc, inputs, dict(kwargs))
     from . import _ufunc_methods

@@ -89,6 +89,7 @@ def ufunc_abstract(ufunc):
 
     def abstract(*avals, **_):
         x = avals[0]
+        weak, device = x.weak, x.device
         if len(avals) == 1:  # the hot cases (a tape of divides and negations) build no tuples
             outs = resolve(((x.dtype, x.weak),))
             if len(outs) == 1 and outs[0] is x.dtype:
@@ -104,13 +105,16 @@ def ufunc_abstract(ufunc):
                 shape = x.shape
             else:
                 shape = broadcast_shapes(x.shape, y.shape)
+            weak = weak and y.weak
+            device = device if device is not None else y.device
         else:
             shape = broadcast_shapes(*(a.shape for a in avals))
             outs = resolve(tuple((a.dtype, a.weak) for a in avals))
-        weak = all(a.weak for a in avals)
-        device = next((a.device for a in avals if a.device is not None), None)
-        result = tuple(Aval(shape, d, weak and d.kind != "b", device) for d in outs)
-        return result if len(result) > 1 else result[0]
+            weak = all(a.weak for a in avals)
+            device = next((a.device for a in avals if a.device is not None), None)
+        if len(outs) == 1:
+            return Aval(shape, outs[0], weak and outs[0].kind != "b", device)
+        return tuple(Aval(shape, d, weak and d.kind != "b", device) for d in outs)
 
     return abstract
 
@@ -292,7 +296,12 @@ def unary_partial(partial):
     """The JVP rule ``dx * partial(x, out)`` of an elementwise unary op."""
 
     def jvp(primals, tangents, out, **attrs):
-        return fit(ops.multiply(tangents[0], partial(primals[0], out)), out)
+        t = ops.multiply(tangents[0], partial(primals[0], out))
+        if type(out) is np.ndarray and type(t) is not np.ndarray and isinstance(t, Tracer):
+            aval = t.aval  # fit(t, out), inline for the hot case: it fits already
+            if aval.shape == out.shape and aval.dtype == out.dtype:
+                return t
+        return fit(t, out)
 
     return jvp
 

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import ops
+from .. import core, ops
 from .._compat import provider_function
 from ..core import Op, Tracer
 from ..dtypes import Aval, aval_of
@@ -66,8 +66,14 @@ def _add_jvp(primals, tangents, out):
 
 
 def _add_transpose(ct, x, y):
-    return (unbroadcast(ct, x.shape) if is_linear(x) else None,
-            unbroadcast(ct, y.shape) if is_linear(y) else None)
+    # unbroadcast(ct, a.shape) for each linear operand a, without the calls where ct fits
+    shape = ct.shape if type(ct) is np.ndarray else None
+    dx = dy = None
+    if isinstance(x, Tracer) and x._linear:
+        dx = ct if shape == x.shape else unbroadcast(ct, x.shape)
+    if isinstance(y, Tracer) and y._linear:
+        dy = ct if shape == y.shape else unbroadcast(ct, y.shape)
+    return dx, dy
 
 
 add = Op("add", abstract=broadcast_binary, impl=lambda xp, x, y: xp.add(x, y),
@@ -116,15 +122,30 @@ def _multiply_jvp(primals, tangents, out):
     (x, y), (dx, dy) = primals, tangents
     if x is y and dx is dy:  # x * x: one product on the tape instead of two and a sum
         return _square_jvp((x,), (dx,), out)
-    return fit(add_tangents(None if dx is None else multiply(dx, y),
-                            None if dy is None else multiply(x, dy)), out)
+    if dy is None:
+        return fit(multiply(dx, y), out)
+    if dx is None:
+        return fit(multiply(x, dy), out)
+    return fit(add(multiply(dx, y), multiply(x, dy)), out)
 
 
 # A product transposes the one case the linear tape holds: a linear operand times a constant.
-# Transposes are real adjoints, so complex constants are conjugated.
+# Transposes are real adjoints, so complex constants are conjugated. For a NumPy cotangent and a
+# real NumPy or Python constant the product is called directly: what the general line computes.
+_REAL_SCALARS = (float, int)
+
+
 def _multiply_transpose(ct, x, y):
     if isinstance(x, Tracer) and x._linear:  # is_linear(x), inline: the hottest transpose
+        if type(ct) is np.ndarray and core.debug_hooks is None and (
+                type(y) in _REAL_SCALARS or type(y) is np.ndarray and y.dtype.kind != "c"):
+            out = np.multiply(ct, y)
+            return (out if out.shape == x.shape else unbroadcast(out, x.shape), None)
         return (unbroadcast(multiply(ct, conj_if_complex(y)), x.shape), None)
+    if type(ct) is np.ndarray and core.debug_hooks is None and (
+            type(x) in _REAL_SCALARS or type(x) is np.ndarray and x.dtype.kind != "c"):
+        out = np.multiply(x, ct)
+        return (None, out if out.shape == y.shape else unbroadcast(out, y.shape))
     return (None, unbroadcast(multiply(conj_if_complex(x), ct), y.shape))
 
 
