@@ -8,6 +8,8 @@ work with a traced spacing ``d``.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import ops
@@ -59,18 +61,18 @@ def _axes_and_sizes(x, s, axes):
         s = tuple(aval_of(x).shape[a] for a in axes)
     elif len(s) != len(axes):
         raise ValueError("numpy.fft: shape and axes have different lengths")
-    s = tuple(aval_of(x).shape[a] if n == -1 else int(n) for a, n in zip(axes, s))
+    s = tuple(aval_of(x).shape[a] if n == -1 else operator.index(n) for a, n in zip(axes, s))
     return axes, s
 
 
 def _complex_fft(x, s, axes, norm, inverse):
     axes, s = _axes_and_sizes(x, s, axes)
+    if len(set(axes)) != len(axes):  # NumPy resizes and transforms a repeated axis repeatedly,
+        for a, n in zip(reversed(axes), reversed(s)):  # the last axis first
+            x = ops.fft(_resize(x, a, n), axes=(a,), inverse=inverse, norm=_norm(norm))
+        return x
     for a, n in zip(axes, s):
         x = _resize(x, a, n)
-    if len(set(axes)) != len(axes):  # NumPy transforms a repeated axis repeatedly
-        for a in reversed(axes):
-            x = ops.fft(x, axes=(a,), inverse=inverse, norm=_norm(norm))
-        return x
     return ops.fft(x, axes=axes, inverse=inverse, norm=_norm(norm))
 
 
@@ -79,6 +81,9 @@ def _real_fft(x, s, axes, norm):
         raise TypeError("numpy.fft.rfft: the input must be real; use numpy.fft.fft for complex "
                         "input")
     axes, s = _axes_and_sizes(x, s, axes)
+    if len(set(axes)) != len(axes):  # NumPy's steps: rfft of the last axis, then complex
+        x = ops.rfft(_resize(x, axes[-1], s[-1]), axes=axes[-1:], norm=_norm(norm))
+        return _complex_fft(x, s[:-1], axes[:-1], norm, False)  # ffts of the others
     for a, n in zip(axes, s):
         x = _resize(x, a, n)
     return ops.rfft(x, axes=axes, norm=_norm(norm))
@@ -92,6 +97,10 @@ def _inverse_real_fft(x, s, axes, norm):
         shape = aval_of(x).shape
         s = tuple(shape[a] for a in axes[:-1]) + (2 * (shape[axes[-1]] - 1),)
     axes, s = _axes_and_sizes(x, s, axes)
+    if len(set(axes)) != len(axes):  # NumPy's steps: complex inverse transforms front to back,
+        for a, n in zip(axes[:-1], s[:-1]):  # then the real one of the last axis
+            x = ops.fft(_resize(x, a, n), axes=(a,), inverse=True, norm=_norm(norm))
+        axes, s = axes[-1:], s[-1:]
     for a, n in zip(axes[:-1], s[:-1]):
         x = _resize(x, a, n)
     x = _resize(x, axes[-1], s[-1] // 2 + 1)

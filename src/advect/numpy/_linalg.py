@@ -237,9 +237,11 @@ def _multi_dot(arrays, *, out=None):
     if last:
         arrays[-1] = ops.expand_dims(arrays[-1], axes=(1,))
     result = _chain(arrays, _chain_order([_shape(a) for a in arrays]), 0, len(arrays) - 1)
-    if first:
+    if first and last:  # a 1 x 1 product: NumPy's multi_dot returns a NumPy scalar here
+        result = ops.reduce_sum(result, axes=(0, 1), keepdims=False)
+    elif first:
         result = ops.squeeze(result, axes=(0,))
-    if last:
+    elif last:
         result = ops.squeeze(result, axes=(_ndim(result) - 1,))
     return _written(out, result, "numpy.linalg.multi_dot")
 
@@ -325,8 +327,12 @@ def _cutoff(rcond, rtol, default):
 def _pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     if rcond is not None and rtol is not np._NoValue:
         raise ValueError("`rtol` and `rcond` can't be both set.")
+    a = _inexact(a)
+    default = None  # NumPy's 1e-15, unless rtol=None asks for the Array API's max(m, n) * eps
+    if rtol is None:
+        default = max(_shape(a)[-2:]) * float(np.finfo(aval_of(a).dtype).eps)
     rtol = None if rtol is np._NoValue else rtol
-    return ops.pinv(_inexact(a), rcond=_cutoff(rcond, rtol, None), hermitian=bool(hermitian))
+    return ops.pinv(a, rcond=_cutoff(rcond, rtol, default), hermitian=bool(hermitian))
 
 
 @implements(np.linalg.tensorinv)
@@ -399,6 +405,7 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``hermitian=True`` reads the lower triangle, as NumPy does, and factors it with the general
     SVD: the same singular values, and singular vectors equal to NumPy's up to their gauge."""
     if hermitian:  # NumPy reads the lower triangle of a Hermitian input
+        a = _inexact(a)  # (the mask halving the diagonal must not round to an integer 0)
         a = hermitian_part(a, a, lower=True)
     if not compute_uv:
         return ops.svdvals(a)
@@ -504,9 +511,10 @@ def _norm_of_matrices(x, axes, ord, keepdims):
     if ord not in sums:
         raise ValueError(f"numpy.linalg: invalid norm order {ord!r} for matrices")
     summed, picked, pick = sums[ord]
-    total = ops.reduce_sum(ops.abs(x), axes=(summed,), keepdims=True)
-    out = pick(total, axes=(picked,), keepdims=True)
-    return out if keepdims else ops.squeeze(out, axes=both)
+    total = ops.reduce_sum(ops.abs(x), axes=(summed,), keepdims=keepdims)
+    if not keepdims and picked > summed:  # the summed axis is gone
+        picked -= 1
+    return pick(total, axes=(picked,), keepdims=keepdims)  # a NumPy scalar for one matrix
 
 
 @implements(np.linalg.norm)
@@ -568,7 +576,10 @@ def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803 (Num
     if tol is None:
         m, n = _shape(A)[-2:]
         rtol = max(m, n) * np.finfo(aval_of(s).dtype).eps if rtol is None else rtol
+        if np.ndim(rtol):  # one per matrix of the stack, as NumPy's rtol[..., newaxis]
+            rtol = ops.expand_dims(np.asarray(rtol), axes=(np.ndim(rtol),))
         tol = ops.multiply(ops.reduce_max(s, axes=(nd - 2,), keepdims=True), rtol)
     elif np.ndim(tol):
         tol = ops.expand_dims(np.asarray(tol), axes=(np.ndim(tol),))
-    return ops.reduce_sum(ops.greater(s, tol), axes=(nd - 2,), keepdims=False)
+    above = ops.greater(s, tol)  # tol may add leading axes: count along the last one
+    return ops.reduce_sum(above, axes=(_ndim(above) - 1,), keepdims=False)

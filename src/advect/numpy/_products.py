@@ -55,6 +55,8 @@ def _inner(a, b):
     na, nb = len(_shape(a)), len(_shape(b))
     if na == 0 or nb == 0:
         return ops.multiply(a, b)
+    if na == nb == 1:  # matmul's NumPy scalar, as np.inner returns (tensordot gives a 0-d array)
+        return ops.matmul(a, b)
     return ops.dot_general(a, b, contract=((na - 1,), (nb - 1,)), batch=((), ()))
 
 

@@ -64,8 +64,8 @@ def _tall_pinv_jvp(a, da, p, rcond):
 
 def _pinv_jvp(primals, tangents, out, *, rcond, hermitian):
     (a,), (da,) = primals, tangents
-    if hermitian:  # NumPy's Hermitian route reads the lower triangle only
-        da = hermitian_part(da, a, lower=True)
+    if hermitian:  # NumPy's Hermitian route reads the lower triangle only: out = pinv(H(a))
+        a, da = hermitian_part(a, a, lower=True), hermitian_part(da, a, lower=True)
     m, n = aval_of(a).shape[-2:]
     if m >= n:
         t = _tall_pinv_jvp(a, da, out, rcond)

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -375,7 +376,16 @@ def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
     """
     if not _traced(a):
         return _sl.det(a, overwrite_a=overwrite_a, check_finite=check_finite)
-    return np.linalg.det(_array(a))
+    d = np.linalg.det(_array(a))
+    dtype = _det_dtype(d.dtype)
+    return d if dtype == d.dtype else d.astype(dtype)
+
+
+@functools.cache
+def _det_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype SciPy's det returns for ``dtype`` input (from SciPy 1.13 on, double precision
+    for single precision), read off a 1 x 1 example so it follows the installed SciPy."""
+    return np.asarray(_sl.det(np.ones((1, 1), dtype))).dtype
 
 
 def lstsq(a: Any, b: Any, cond: float | None = None, overwrite_a: bool = False,
