@@ -29,6 +29,7 @@ from ._functions import (
     operand,
     slice_along,
 )
+from ._mutation import READ_ONLY, mark_array, mark_view, owned_copy
 from ._shaping import _broadcast_arrays
 
 
@@ -55,8 +56,8 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, 
     if hasattr(fill_value, "shape"):  # a traced fill value broadcasts and stays differentiable
         target = ops.zeros_like(a, shape=shape, dtype=dtype)
         # cast to the result's dtype (dtype=, else a's), as NumPy writes the fill value
-        return astype(ops.add(target, fill_value), aval_of(target).dtype)
-    return ops.full_like(a, fill_value=fill_value, shape=shape, dtype=dtype)
+        return mark_array(astype(ops.add(target, fill_value), aval_of(target).dtype))
+    return mark_array(ops.full_like(a, fill_value=fill_value, shape=shape, dtype=dtype))
 
 
 def _shape_tuple(shape):
@@ -71,7 +72,8 @@ def _filled(like, shape, fill_value, dtype):
         dtype = np.asarray(fill_value).dtype
     if not isinstance(like, Tracer):
         return np.full(shape, fill_value, dtype=dtype)
-    return ops.full_like(like, fill_value=fill_value, shape=shape, dtype=np.dtype(dtype).name)
+    return mark_array(ops.full_like(like, fill_value=fill_value, shape=shape,
+                                    dtype=np.dtype(dtype).name))
 
 
 @implements(np.zeros, like=True, nondiff=True)
@@ -244,4 +246,11 @@ def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         out[1] = _reshape(out[1], (-1, 1) + (1,) * (ndim - 2))
     if not sparse:
         out = list(_broadcast_arrays(*out))
+    for i, x in enumerate(xi):
+        if not isinstance(x, Tracer):
+            continue
+        if copy:  # new arrays, also where no reshape or broadcast was needed
+            out[i] = owned_copy(out[i]) if out[i] is x else out[i]
+        elif out[i] is not x:  # NumPy's views of the inputs: broadcast ones are read-only
+            mark_view(x, out[i], None if sparse else READ_ONLY)
     return tuple(out)

@@ -13,7 +13,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..providers import namespace_of
-from ._mutation import mark_view
+from ._mutation import mark_array, mark_view
 
 __all__ = ["normalize_index", "getitem"]
 
@@ -160,7 +160,10 @@ def getitem(x, key):
     gives as a scalar copy."""
     index, arrays = normalize_index(x.shape, key)
     if not index:
-        return x
+        if x.shape or (x._mut is None) is not _has_ellipsis(key):
+            return x  # y[:], a[...] of a 0-d array and s[()] of a scalar: x itself, as a view
+        # a[()] of a 0-d array is a scalar copy; s[...] of a scalar, a new 0-d array
+        return mark_array(x._clone()) if x._mut is None else x._clone()
     out = ops.gather(x, *arrays, index=index)
     if not arrays and (out.shape or _has_ellipsis(key)):
         mark_view(x, out, index)  # y[0, ...] is a 0-d view in NumPy, y[0] a scalar copy

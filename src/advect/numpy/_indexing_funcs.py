@@ -29,7 +29,7 @@ from ._functions import (
     reduction,
     take_axis,
 )
-from ._mutation import assign_inplace, mark_view
+from ._mutation import READ_ONLY, assign_inplace, mark_view
 from ._shaping import _broadcast_arrays, _resize
 
 
@@ -197,13 +197,16 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     axis1, axis2 = (one_axis(ax, nd) for ax in (axis1, axis2))
     if axis1 == axis2:
         raise ValueError("axis1 and axis2 cannot be the same")
-    a = _transpose(a, [d for d in range(nd) if d not in (axis1, axis2)] + [axis1, axis2])
-    rows, cols = _shape(a)[-2:]
+    t = _transpose(a, [d for d in range(nd) if d not in (axis1, axis2)] + [axis1, axis2])
+    rows, cols = _shape(t)[-2:]
     n = max(0, min(rows - max(-offset, 0), cols - max(offset, 0)))
     i = np.arange(n)
-    lead = tuple((0, m, 1) for m in _shape(a)[:-2])
-    return ops.gather(a, on_provider_of(a, i + max(-offset, 0)),
-                      on_provider_of(a, i + max(offset, 0)), index=lead + ("array",) * 2)
+    lead = tuple((0, m, 1) for m in _shape(t)[:-2])
+    out = ops.gather(t, on_provider_of(t, i + max(-offset, 0)),
+                     on_provider_of(t, i + max(offset, 0)), index=lead + ("array",) * 2)
+    if isinstance(a, Tracer):  # NumPy's read-only view: stale after writes to a
+        mark_view(a, out, READ_ONLY)
+    return out
 
 
 @implements(np.trace)
@@ -216,10 +219,7 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def _diag(v, k=0):
     v = operand(v)
     if _ndim(v) == 2:  # NumPy returns the diagonal view: read-only, stale after writes to v
-        out = _diagonal(v, k)
-        if isinstance(v, Tracer) and out is not v:
-            mark_view(v, out, None)
-        return out
+        return _diagonal(v, k)
     if _ndim(v) != 1:
         raise ValueError("Input must be 1- or 2-d.")
     m = _shape(v)[0]

@@ -19,16 +19,33 @@ from . import _functions, _ufuncs
 from ._construct import asarray
 from ._conversions import scalar_conversion, stays_traced, traced_item, traced_tolist
 from ._indexing import getitem
-from ._mutation import INPUT, View, assign_inplace, mark_view, owned_copy, setitem
+from ._mutation import (
+    INPUT,
+    READ_ONLY,
+    View,
+    array_result,
+    assign_inplace,
+    mark_view,
+    owned_copy,
+    setitem,
+)
 
 __all__ = ["ArrayTracer", "INPUT"]
 
-# NumPy functions whose result is a view of their first argument
-_VIEW_FUNCTIONS = frozenset({
-    np.transpose, np.permute_dims, np.matrix_transpose, np.reshape, np.ravel, np.swapaxes,
-    np.moveaxis, np.rollaxis, np.squeeze, np.expand_dims, np.broadcast_to, np.atleast_1d,
-    np.atleast_2d, np.atleast_3d, np.real, np.imag, np.diagonal, np.flip, np.fliplr, np.flipud,
-    np.rot90,
+# NumPy functions whose result is a view of their first argument, and the view's kind: None (a
+# transformed view) or READ_ONLY (np.diagonal, np.atleast_*d and tuple results mark their own)
+_VIEW_FUNCTIONS = dict.fromkeys((
+    np.transpose, np.permute_dims, np.matrix_transpose, np.linalg.matrix_transpose, np.reshape,
+    np.ravel, np.swapaxes, np.moveaxis, np.rollaxis, np.squeeze, np.expand_dims, np.real,
+    np.imag, np.real_if_close, np.flip, np.fliplr, np.flipud, np.rot90,
+)) | {np.broadcast_to: READ_ONLY, np.linalg.diagonal: READ_ONLY}
+
+
+# NumPy functions whose 0-d result is a 0-d ndarray, written in place by ``v += 1``, where most
+# give a NumPy scalar (constructors and np.astype mark their own)
+_ARRAY_FUNCTIONS = frozenset({
+    np.where, np.select, np.piecewise, np.copy, np.array, np.asarray, np.asanyarray, np.i0,
+    np.tensordot,
 })
 
 
@@ -98,18 +115,23 @@ _PYTHON_SCALARS = (bool, int, float, complex)
 def _inplace(name):
     def method(self, other):
         new = getattr(self, name)(other)
-        if self._mut is None and not self.shape and not getattr(self, "_views", None):
+        if not self.shape and (self._mut is None or self._mut is INPUT and self._weak()):
             # NumPy gives a 0-d result (np.sum(x), np.sin(x[0]), y[0]) as an immutable
-            # scalar, so ``v += 1`` rebinds v and leaves its aliases (``w = v``) alone
+            # scalar, so ``v += 1`` rebinds v and leaves its aliases (``w = v``) alone, as it
+            # does for a Python scalar input; a 0-d ndarray (np.zeros(())) is written in place
             return new
         return assign_inplace(self, new, f"{name[:2]}i{name[2:]}")
     return method
 
 
-def _view(x, out):
-    """``out``, marked as a transformed view of ``x`` (``.T``, ``.reshape()``, ...)."""
+def _view(x, out, kind=None, copy=None):
+    """``out``, marked as a transformed view of ``x`` (``.T``, ``.reshape()``, ...), or as a
+    read-only one (``kind`` READ_ONLY); with ``copy`` true (``np.reshape(x, s, copy=True)``), a
+    new array instead."""
+    if copy:
+        return owned_copy(out) if out is x else out
     if out is not x:
-        mark_view(x, out, None)
+        mark_view(x, out, kind)
     return out
 
 
@@ -185,7 +207,10 @@ class ArrayTracer(Tracer):
             out = _numpy_result(out)
         if func in _VIEW_FUNCTIONS and args and isinstance(args[0], ArrayTracer) \
                 and isinstance(out, ArrayTracer):
-            _view(args[0], out)  # NumPy returns a view: read-only here, stale after writes
+            # NumPy returns a view: read-only here, stale after writes
+            out = _view(args[0], out, _VIEW_FUNCTIONS[func], kwargs.get("copy"))
+        elif func in _ARRAY_FUNCTIONS and isinstance(out, ArrayTracer) and not out.shape:
+            out = array_result(out, args)
         return out
 
     def __array_namespace__(self, api_version=None):

@@ -4,10 +4,15 @@ A tracer is a mutable wrapper around an immutable value: each write emits a pure
 ``add``, ...) and repoints the tracer to its result (``_assign``), so the tape and the staged graph
 stay pure dataflow. The ``_mut`` slot of a tracer says what it may do:
 
-* ``None``: an owned local array, freely writable;
+* ``None``: an owned local array, freely writable; a 0-d one stands for the immutable NumPy
+  scalar that NumPy returns for a 0-d result (``np.sum(x)``, ``y[0]``), so ``v += 1`` rebinds it;
+* ``ARRAY``: an owned 0-d ndarray (``np.zeros(())``, ``y.copy()`` of a 0-d array), written in
+  place by ``v += 1`` as NumPy's;
 * ``INPUT``: an input of a transform, or a view of one: never writable;
-* a :class:`View`: taken from ``parent`` by a basic index (writes pass through to the parent) or
-  by a transformation such as ``.T`` or ``.reshape()`` (``index`` is None: not writable).
+* a :class:`View`: taken from ``parent`` by a basic index (writes pass through to the parent), by
+  a transformation such as ``.T`` or ``.reshape()`` (``index`` is None: not writable), or as one
+  of NumPy's read-only views (``index`` is ``READ_ONLY``: ``np.broadcast_arrays`` pieces,
+  ``np.diagonal``, sliding windows; a write raises NumPy's ValueError).
 
 A parent remembers its views (weakly). Writing the parent marks them stale: their trace is
 swapped for a dead one, so any later use raises :class:`StaleViewError` at ``bind``, at no cost to
@@ -26,15 +31,22 @@ from ..core import Trace, Tracer
 from ..dtypes import aval_of
 from ..errors import MutationError, StaleViewError, TracingError
 
-__all__ = ["INPUT", "View", "mark_view", "setitem", "assign_inplace", "owned_copy",
-           "check_writable", "write_plain"]
+__all__ = ["INPUT", "ARRAY", "READ_ONLY", "View", "mark_view", "mark_array", "array_result",
+           "setitem", "assign_inplace", "owned_copy", "check_writable", "write_plain"]
 
 INPUT = "input"  # the _mut marker of a transform's inputs and their views: never writable
+ARRAY = "array"  # the _mut marker of an owned 0-d ndarray (not a NumPy scalar): writable
+READ_ONLY = "read-only"  # the index of a view NumPy makes read-only (np.broadcast_to, ...)
+
+
+class ReadOnlyViewError(MutationError, ValueError):
+    """A write into one of NumPy's read-only views: NumPy's ValueError, and a MutationError."""
 
 
 class View:
     """How a view was taken: from ``parent`` with the gather ``index`` (None: a transformed
-    view such as ``.T``, which cannot be written through)."""
+    view such as ``.T``, which cannot be written through; ``READ_ONLY``: a view NumPy makes
+    read-only)."""
 
     __slots__ = ("parent", "index")
 
@@ -44,9 +56,13 @@ class View:
 
 
 def mark_view(parent, out, index) -> None:
-    """Record that ``out`` is a view of ``parent`` (``index`` None for a transformed view)."""
-    if parent._mut is INPUT:
-        out._mut = INPUT
+    """Record that ``out`` is a view of ``parent`` (``index`` None for a transformed view,
+    ``READ_ONLY`` for a read-only one). A view already recorded keeps its first record."""
+    mut = out._mut
+    if mut is INPUT or type(mut) is View and mut.parent is parent:
+        return
+    if parent._mut is INPUT:  # never writable (nor written): a read-only one says so as NumPy
+        out._mut = View(parent, READ_ONLY) if index is READ_ONLY else INPUT
         return
     out._mut = View(parent, index)
     try:
@@ -91,6 +107,8 @@ def _user_location() -> str:
 def _index_text(index) -> str:
     if index is None:
         return "a transformed view (.T, .reshape(), ...)"
+    if index is READ_ONLY:
+        return "a read-only view (np.broadcast_arrays, np.diagonal, sliding windows, ...)"
     parts = []
     for e in index:
         if e is None:
@@ -130,6 +148,11 @@ def check_writable(x, what: str) -> None:
         raise x._trace.dead_error(what)
     mut = x._mut
     while type(mut) is View:
+        if mut.index is READ_ONLY:
+            raise ReadOnlyViewError(
+                f"{what}: assignment destination is read-only (a read-only view, as NumPy's "
+                "np.broadcast_to, np.broadcast_arrays, np.diagonal and sliding_window_view "
+                "give); copy it first (v = v.copy())")
         if mut.index is None:
             raise MutationError(
                 f"{what} would write through a transformed view (.T, .reshape(), .ravel(), "
@@ -223,10 +246,33 @@ def assign_inplace(x, new, name: str):
 
 
 def owned_copy(x):
-    """A writable copy: the same immutable value behind a new wrapper."""
+    """A writable copy: the same immutable value behind a new wrapper. A copy of a 0-d array
+    is a 0-d array; of a NumPy scalar (or a Python scalar), a scalar."""
     if not x._trace.alive:
         raise x._trace.dead_error("copy")
-    return x._clone()
+    out = x._clone()
+    if not x.shape and x._mut is not None and not x._weak():
+        out._mut = ARRAY
+    return out
+
+
+def mark_array(x):
+    """``x`` (a new value) marked as a 0-d ndarray where it is 0-d, for constructors: NumPy's
+    ``np.zeros(())`` is an array written in place by ``v += t``, not an immutable scalar."""
+    if isinstance(x, Tracer) and not x.shape and x._mut is None:
+        x._mut = ARRAY
+    return x
+
+
+def array_result(out, operands):
+    """The 0-d ``out`` of a NumPy function that gives 0-d arrays (``np.where``, ``np.copy``)
+    as a 0-d ndarray; a NumPy scalar operand returned as it is becomes a new array
+    (``np.asarray(np.sum(x))``), so the scalar itself is never written."""
+    if out._mut is None:
+        if any(out is a for a in operands):
+            out = owned_copy(out)
+        out._mut = ARRAY
+    return out
 
 
 def write_plain(target, what: str):

@@ -28,6 +28,7 @@ from ._functions import (
     slice_along,
     take_axis,
 )
+from ._mutation import READ_ONLY, mark_view
 
 _WEAK = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
@@ -236,7 +237,10 @@ def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=F
     x = operand(x)
     positions = np.arange(math.prod(_shape(x))).reshape(_shape(x))
     windows = np.lib.stride_tricks.sliding_window_view(positions, window_shape, axis)
-    return take_axis(_ravel(x), np.ascontiguousarray(windows), 0)
+    out = take_axis(_ravel(x), np.ascontiguousarray(windows), 0)
+    if isinstance(x, Tracer):  # NumPy's read-only view: stale after a write to x
+        mark_view(x, out, READ_ONLY)
+    return out
 
 
 # --- saving (writes the current values) ------------------------------------------------------

@@ -35,32 +35,42 @@ from ._functions import (
     take_axis,
 )
 from ._indexing import getitem
+from ._mutation import READ_ONLY, mark_array, mark_view, owned_copy
+
+
+def _reshaped_views(arys, shapes):
+    """Each operand in its new shape: itself where that is its shape, else NumPy's reshaped
+    view (a transformed view of a traced operand: read-only, stale after writes to it)."""
+    out = []
+    for a, shape in zip(arys, shapes):
+        if shape == _shape(a):
+            out.append(a)
+            continue
+        view = _reshape(a, shape)
+        if isinstance(a, Tracer):
+            mark_view(a, view, None)
+        out.append(view)
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 @implements(np.atleast_1d)
 def _atleast_1d(*arys):
-    out = [operand(a) for a in arys]
-    out = [_reshape(a, (1,)) if _ndim(a) == 0 else a for a in out]
-    return out[0] if len(out) == 1 else tuple(out)
+    arys = [operand(a) for a in arys]
+    return _reshaped_views(arys, [_shape(a) or (1,) for a in arys])
 
 
 @implements(np.atleast_2d)
 def _atleast_2d(*arys):
-    out = []
-    for a in map(operand, arys):
-        shape = _shape(a)
-        out.append(_reshape(a, (1,) * (2 - len(shape)) + shape) if len(shape) < 2 else a)
-    return out[0] if len(out) == 1 else tuple(out)
+    arys = [operand(a) for a in arys]
+    return _reshaped_views(arys, [(1,) * (2 - _ndim(a)) + _shape(a) for a in arys])
 
 
 @implements(np.atleast_3d)
 def _atleast_3d(*arys):
-    out = []
-    for a in map(operand, arys):
-        shape = _shape(a)
-        new = {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}.get(len(shape), shape)
-        out.append(_reshape(a, new) if new != shape else a)
-    return out[0] if len(out) == 1 else tuple(out)
+    arys = [operand(a) for a in arys]
+    return _reshaped_views(arys, [
+        {0: (1, 1, 1), 1: (1, *_shape(a), 1), 2: (*_shape(a), 1)}.get(_ndim(a), _shape(a))
+        for a in arys])
 
 
 @implements(np.hstack)
@@ -305,11 +315,23 @@ def _matrix_transpose(x, /):
     return ops.matrix_transpose(x)
 
 
-@implements(np.broadcast_arrays)
-def _broadcast_arrays(*args, subok=False):
+def _broadcast_arrays(*args):
+    """The operands broadcast against each other: new values, or the operands themselves."""
     args = [operand(a) for a in args]
     shape = np.broadcast_shapes(*(_shape(a) for a in args))
     return tuple(a if _shape(a) == shape else ops.broadcast_to(a, shape=shape) for a in args)
+
+
+@implements(np.broadcast_arrays)
+def _broadcast_array_views(*args, subok=False):
+    """NumPy's pieces are views of the operands (read-only where broadcast, as NumPy is
+    making them): fresh after a write through a piece that is its operand, stale after other
+    writes to an operand."""
+    out = _broadcast_arrays(*args)
+    for a, piece in zip(args, out):
+        if isinstance(a, Tracer) and piece is not a:
+            mark_view(a, piece, READ_ONLY)
+    return out
 
 
 @implements(np.ascontiguousarray, np.asfortranarray, like=True)
@@ -326,7 +348,11 @@ def _require(a, dtype=None, requirements=None, *, like=None):
 
 @implements(np.astype)
 def _astype_function(x, dtype, /, *, copy=True, device=None):
-    return astype(x, dtype)
+    out = astype(x, dtype)
+    if not isinstance(x, Tracer) or out is x and not copy:
+        return out
+    out = owned_copy(out) if out is x else out
+    return mark_array(out) if x._mut is not None else out  # a 0-d array's cast is an array
 
 
 # --- append, insert, delete ------------------------------------------------------------------
