@@ -18,8 +18,8 @@ def op_names(program):
 @pytest.mark.parametrize("fn", [
     lambda x: np.sin(x) * 1,
     lambda x: 1.0 * np.sin(x),
-    lambda x: np.sin(x) + 0,
-    lambda x: 0.0 + np.sin(x),
+    lambda x: np.sin(x) + -0.0,  # x + 0.0 is not x at x = -0.0 (test_probe_regressions_3)
+    lambda x: -0.0 + np.sin(x),
     lambda x: np.sin(x) - 0.0,
     lambda x: np.sin(x) / 1.0,
     lambda x: np.negative(np.negative(np.sin(x))),

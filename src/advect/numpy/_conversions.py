@@ -23,7 +23,8 @@ from ..core import Tracer
 from ..errors import TracingError
 from ._mutation import owned_copy, write_plain
 
-__all__ = ["python_scalar", "scalar_conversion", "stays_traced", "traced_item", "traced_tolist"]
+__all__ = ["python_scalar", "scalar_conversion", "scipy_caller", "stays_traced", "traced_item",
+           "traced_tolist"]
 
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
@@ -145,3 +146,22 @@ def python_scalar(x):
     if kind is None:  # datetimes and the like have no Python number: keep the 0-d value
         return owned_copy(x)
     return ops.python_scalar(x, dtype=kind)
+
+
+def scipy_caller() -> str | None:
+    """The public name of the SciPy function whose code is converting a tracer (the outermost
+    SciPy frame on the stack: the call user code made), or None outside SciPy."""
+    frame, found = sys._getframe(2), None
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("numpy"):
+        frame = frame.f_back  # NumPy helpers (np.atleast_2d, ...) SciPy called
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "scipy" or module.startswith("scipy."):
+            found = frame
+        else:  # the first frame outside SciPy: user code, which made the call
+            break
+        frame = frame.f_back
+    if found is None:
+        return None
+    public = ".".join(p for p in found.f_globals["__name__"].split(".") if not p.startswith("_"))
+    return f"{public}.{found.f_code.co_name}"

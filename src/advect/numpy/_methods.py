@@ -8,8 +8,6 @@ depends on a differentiated input (or of any value while staging) raise ``Tracin
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from .. import ops
@@ -17,11 +15,18 @@ from ..core import Tracer
 from ..errors import TracingError
 from . import _functions, _ufuncs
 from ._construct import asarray
-from ._conversions import scalar_conversion, stays_traced, traced_item, traced_tolist
+from ._conversions import (
+    scalar_conversion,
+    scipy_caller,
+    stays_traced,
+    traced_item,
+    traced_tolist,
+)
 from ._indexing import getitem
 from ._mutation import (
     INPUT,
     READ_ONLY,
+    Flat,
     View,
     array_result,
     assign_inplace,
@@ -135,49 +140,6 @@ def _view(x, out, kind=None, copy=None):
     return out
 
 
-class _Flat:
-    """``x.flat``: flat-index reads, and writes into ``x`` itself (functionalized)."""
-
-    __slots__ = ("_x",)
-
-    def __init__(self, x):
-        self._x = x
-
-    def __getitem__(self, key):
-        return np.ravel(self._x)[key]
-
-    def __setitem__(self, key, value):
-        x = self._x
-        flat = owned_copy(np.ravel(x))
-        flat[key] = value
-        assign_inplace(x, np.reshape(flat, x.shape), "x.flat[...] = value")
-
-    def __iter__(self):
-        return iter(np.ravel(self._x))
-
-    def __len__(self):
-        return self._x.size
-
-
-def _scipy_caller() -> str | None:
-    """The public name of the SciPy function whose code is converting a tracer (the outermost
-    SciPy frame on the stack: the call user code made), or None outside SciPy."""
-    frame, found = sys._getframe(2), None
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("numpy"):
-        frame = frame.f_back  # NumPy helpers (np.atleast_2d, ...) SciPy called
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module == "scipy" or module.startswith("scipy."):
-            found = frame
-        else:  # the first frame outside SciPy: user code, which made the call
-            break
-        frame = frame.f_back
-    if found is None:
-        return None
-    public = ".".join(p for p in found.f_globals["__name__"].split(".") if not p.startswith("_"))
-    return f"{public}.{found.f_code.co_name}"
-
-
 class ArrayTracer(Tracer):
     """Methods shared by every user-visible tracer. Subclasses provide ``aval`` and payload."""
 
@@ -218,7 +180,7 @@ class ArrayTracer(Tracer):
         return namespace_for(self, api_version)
 
     def __array__(self, dtype=None, copy=None):
-        caller = _scipy_caller()
+        caller = scipy_caller()
         if caller is not None:
             raise TracingError(
                 f"{caller} is not supported on traced arrays: it converts its input to a plain "
@@ -493,7 +455,8 @@ class ArrayTracer(Tracer):
             raise TypeError("reshape() takes exactly 1 argument (0 given)")
         if len(shape) == 1 and isinstance(shape[0], tuple | list):
             shape = shape[0]
-        return _view(self, np.reshape(self, tuple(shape), order=order))
+        out = _view(self, np.reshape(self, tuple(shape), order=order))
+        return owned_copy(out) if copy else out  # copy=True: a new array, never a view
 
     def ravel(self, order="C"):
         return _view(self, np.ravel(self, order=order))
@@ -589,7 +552,7 @@ class ArrayTracer(Tracer):
 
     @property
     def flat(self):
-        return _Flat(self)
+        return Flat(self)
 
     @property
     def base(self):

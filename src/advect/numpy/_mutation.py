@@ -31,7 +31,7 @@ from ..core import Trace, Tracer
 from ..dtypes import aval_of
 from ..errors import MutationError, StaleViewError, TracingError
 
-__all__ = ["INPUT", "ARRAY", "READ_ONLY", "View", "mark_view", "mark_array", "array_result",
+__all__ = ["INPUT", "ARRAY", "READ_ONLY", "View", "Flat", "mark_view", "mark_array", "array_result",
            "setitem", "assign_inplace", "owned_copy", "check_writable", "write_plain"]
 
 INPUT = "input"  # the _mut marker of a transform's inputs and their views: never writable
@@ -281,3 +281,27 @@ def write_plain(target, what: str):
         f"{what} writes a traced value into a plain {type(target).__name__}, which would "
         "detach it from differentiation; create the array from the traced value instead: "
         "y = np.zeros_like(x), or np.zeros(shape, like=x)")
+
+
+class Flat:
+    """``x.flat``: flat-index reads, and writes into ``x`` itself (functionalized)."""
+
+    __slots__ = ("_x",)
+
+    def __init__(self, x):
+        self._x = x
+
+    def __getitem__(self, key):
+        return np.ravel(self._x)[key]
+
+    def __setitem__(self, key, value):
+        x = self._x
+        flat = owned_copy(np.ravel(x))
+        flat[key] = value
+        assign_inplace(x, np.reshape(flat, x.shape), "x.flat[...] = value")
+
+    def __iter__(self):
+        return iter(np.ravel(self._x))
+
+    def __len__(self):
+        return self._x.size

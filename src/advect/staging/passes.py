@@ -64,6 +64,21 @@ def _is_scalar_value(graph: Graph, x, value) -> bool:
     return const is not None and const.size == 1 and bool(np.all(const == value))
 
 
+def _is_zero(graph: Graph, x, inexact: bool, negative: bool) -> bool:
+    """Whether ``x`` is a scalar zero that adds (``negative``) or subtracts as the identity.
+    For floats the additive identity is -0.0: ``x + 0.0`` is +0.0 at ``x = -0.0``, while
+    ``x + -0.0`` and ``x - 0.0`` are ``x`` everywhere (an integer zero is +0.0 there)."""
+    if not _is_scalar_value(graph, x, 0):
+        return False
+    if not inexact:
+        return True
+    value = np.asarray(x.value if type(x) is Literal else graph.constants[x])
+    if value.dtype.kind not in "fc":
+        return not negative
+    parts = (value.real, value.imag) if value.dtype.kind == "c" else (value,)
+    return all(bool(np.all(np.signbit(v) == negative)) for v in parts)
+
+
 def _same_aval(graph: Graph, x, aval: Aval) -> bool:
     return type(x) is not Literal and graph.avals[x] == aval
 
@@ -74,15 +89,17 @@ _RESHAPES = ("reshape", "expand_dims", "squeeze")
 
 
 def _identity(graph, node, producer, uses):
-    """x*1, 1*x, x/1, x+0, 0+x, x-0, ops that leave their operand unchanged; x*x is square."""
+    """x*1, 1*x, x/1, x+0, 0+x, x-0 (with the zero's sign that makes them exact), ops that
+    leave their operand unchanged; x*x is square."""
     name, ins, aval = node.op.name, node.inputs, graph.avals[node.outputs[0]]
+    inexact = aval.dtype.kind in "fc"
     if name in ("multiply", "add"):
-        unit = 1 if name == "multiply" else 0
         for a, b in ((ins[0], ins[1]), (ins[1], ins[0])):
-            if _is_scalar_value(graph, b, unit) and _same_aval(graph, a, aval):
+            if (_is_scalar_value(graph, b, 1) if name == "multiply"
+                    else _is_zero(graph, b, inexact, negative=True)) and _same_aval(graph, a, aval):
                 return a
-    if name in ("divide", "subtract") and _is_scalar_value(graph, ins[1], 1 if name == "divide"
-                                                           else 0):
+    if (name == "divide" and _is_scalar_value(graph, ins[1], 1) or name == "subtract"
+            and _is_zero(graph, ins[1], inexact, negative=False)):
         if _same_aval(graph, ins[0], aval):
             return ins[0]
     if name in ("astype", "broadcast_to", "positive", "reshape", "conj", "real") or (

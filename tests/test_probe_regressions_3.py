@@ -1,0 +1,47 @@
+"""Regression rows for silent wrong answers found by probing in the 2026-12-02 session (the
+helpers' own finds have their files: test_probe_linalg.py, test_view_regressions.py, ...)."""
+
+import numpy as np
+import pytest
+
+import advect as ad
+
+X = np.array([-0.0, 1.0, -2.5])
+Z = np.array([complex(-0.0, -0.0), complex(-1.0, -0.0), 1j])
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x + 0, lambda x: x + 0.0, lambda x: 0.0 + x, lambda x: x - (-0.0),
+    lambda x: x + -0.0, lambda x: x - 0.0, lambda x: x - 0, lambda x: x * 1,
+], ids=["x+0", "x+0.0", "0.0+x", "x-(-0.0)", "x+-0.0", "x-0.0", "x-0", "x*1"])
+def test_staged_identities_keep_the_sign_of_zero(f):
+    # x + 0.0 is +0.0 at x = -0.0: only x + -0.0 and x - 0.0 are the identity for floats
+    expected = f(X)
+    got = ad.stage(f, X)(X)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.parametrize("f", [lambda z: z + 0j, lambda z: z - 0j,
+                               lambda z: z + complex(-0.0, -0.0)])
+def test_staged_complex_identities_keep_the_sign_of_zero(f):
+    expected, got = f(Z), ad.stage(f, Z)(Z)
+    np.testing.assert_array_equal(np.signbit(got.real), np.signbit(expected.real))
+    np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(expected.imag))
+
+
+def test_sqrt_on_the_branch_cut_after_adding_zero():
+    z = np.array([complex(-1.0, -0.0)])
+    f = lambda z: np.sqrt(z + 0j)  # noqa: E731  NumPy: +0.0 imaginary part, so +1j
+    np.testing.assert_array_equal(ad.stage(f, z)(z), f(z))
+
+
+def test_reshape_method_with_copy_true_is_a_new_array():
+    def f(x):
+        y = x * 1
+        r = y.reshape((2, 2), copy=True)
+        r[0, 0] = 100.0  # reaches r only
+        return np.sum(y) + np.sum(r)
+
+    x = np.arange(4.0)
+    assert ad.stage(f, x)(x) == f(x)
+    np.testing.assert_array_equal(ad.grad(f)(x), [1.0, 2.0, 2.0, 2.0])
