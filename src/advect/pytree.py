@@ -19,6 +19,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
+import keyword
+import operator
+import sys
+import types
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, TypeVar
 
@@ -26,7 +31,7 @@ import numpy as np
 
 __all__ = ["TreeDef", "Static", "static", "tree_flatten", "tree_unflatten", "tree_leaves",
            "tree_map", "tree_flatten_with_paths", "register_pytree_node", "register_dataclass",
-           "register_saved_node", "SavedNode", "format_path"]
+           "register_saved_node", "SavedNode", "format_path", "tree_structure_in_order"]
 
 T = TypeVar("T")
 
@@ -371,6 +376,41 @@ def _flatten(tree, leaves, is_leaf) -> TreeDef:
     return TreeDef(kind, aux, tuple(_flatten(c, leaves, is_leaf) for c in children))
 
 
+def tree_structure_in_order(tree: Any) -> tuple[TreeDef, list[int]]:
+    """The structure of ``tree`` with each dict keyed in its own (insertion) order, and for
+    each leaf of that structure its position among :func:`tree_flatten`'s leaves (which
+    follow sorted keys). A staged program returns dicts as its function built them.
+
+    Example:
+        >>> treedef, order = tree_structure_in_order({"b": 1, "a": (2, 3)})
+        >>> treedef, order
+        ({'b': *, 'a': (*, *)}, [2, 0, 1])
+    """
+    treedef = tree_flatten(tree)[1]
+    order: list[int] = []
+    return _in_order(tree, treedef, 0, order), order
+
+
+def _in_order(tree, treedef: TreeDef, start: int, order: list[int]) -> TreeDef:
+    if treedef.kind is None:
+        order.append(start)
+        return treedef
+    if not treedef.children:
+        return treedef
+    subtrees = _children(tree)[2]
+    starts, n = [], start
+    for child in treedef.children:
+        starts.append(n)
+        n += child.num_leaves
+    if treedef.kind is dict:
+        where = {key: i for i, key in enumerate(treedef.aux)}
+        visit, aux = [where[key] for key in tree], tuple(tree)
+    else:
+        visit, aux = range(len(subtrees)), treedef.aux
+    return TreeDef(treedef.kind, aux, tuple(
+        _in_order(subtrees[i], treedef.children[i], starts[i], order) for i in visit))
+
+
 def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
     """Rebuild a tree of ``treedef``'s structure from ``leaves``.
 
@@ -473,3 +513,78 @@ def format_path(path: tuple[Any, ...]) -> str:
         "['p'][0]"
     """
     return "".join(f"[{k!r}]" for k in path)
+
+
+# --- namedtuple classes of saved programs --------------------------------------------------------
+
+def is_namedtuple_class(kind: Any) -> bool:
+    """A class made by ``collections.namedtuple`` or ``typing.NamedTuple``."""
+    return (isinstance(kind, type) and issubclass(kind, tuple) and kind is not tuple
+            and isinstance(getattr(kind, "_fields", None), tuple)
+            and all(type(f) is str for f in kind._fields))
+
+
+def is_identifier(name: Any) -> bool:
+    """An ASCII Python identifier that is not a keyword (Unicode identifiers that differ as
+    strings can be equal after NFKC normalization, "\ufb01" and "fi", which Python applies to
+    attribute names)."""
+    return (type(name) is str and 0 < len(name) <= 200 and name.isascii()
+            and name.isidentifier() and not keyword.iskeyword(name))
+
+
+def is_dotted(name: Any) -> bool:
+    """A module name, or the qualified name of a module-level or nested class."""
+    return (type(name) is str and 0 < len(name) <= 400
+            and all(is_identifier(part) for part in name.split(".")))
+
+
+@functools.lru_cache(maxsize=1024)
+def namedtuple_class(name: str, fields: tuple[str, ...]) -> type:
+    """A namedtuple class built from its type name and field names alone (one class per pair,
+    so restored trees compare equal). It behaves as ``collections.namedtuple(name, fields)``
+    but is assembled without generating or evaluating code."""
+    n = len(fields)
+
+    def __new__(cls, *args, **kwargs):
+        rest = fields[len(args):]
+        if len(args) > n or set(kwargs) != set(rest):
+            raise TypeError(f"{name}() takes the arguments {', '.join(fields)}")
+        return tuple.__new__(cls, args + tuple(kwargs[f] for f in rest))
+
+    def _make(cls, iterable):
+        return cls(*iterable)
+
+    def __repr__(self):
+        return f"{name}(" + ", ".join(f"{f}={v!r}" for f, v in zip(fields, self)) + ")"
+
+    def _asdict(self):
+        return dict(zip(fields, self))
+
+    def _replace(self, **changes):
+        return type(self)(**{**self._asdict(), **changes})
+
+    body = {f: property(operator.itemgetter(i), doc=f"Alias for field number {i}")
+            for i, f in enumerate(fields)}
+    body.update(__slots__=(), _fields=fields, _field_defaults={}, __match_args__=fields,
+                __new__=__new__, _make=classmethod(_make), __repr__=__repr__,
+                _asdict=_asdict, _replace=_replace,
+                __getnewargs__=lambda self: tuple(self), __module__=__name__,
+                _advect_rebuilt=True)
+    return type(name, (tuple,), body)
+
+
+def defined_namedtuple(name: str, fields: tuple[str, ...], module: str,
+                       qualname: str) -> type | None:
+    """The namedtuple class ``module.qualname`` with this name and these fields if its module
+    is already imported and defines it as a plain node, else None. It is looked up in
+    namespaces only: nothing is imported, and no attribute hook runs."""
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        if not isinstance(found, types.ModuleType | type):
+            return None
+        found = vars(found).get(part)
+    if (is_namedtuple_class(found) and _resolve(found) is None and found.__name__ == name
+            and found._fields == fields and found.__module__ == module
+            and found.__qualname__ == qualname):
+        return found
+    return None

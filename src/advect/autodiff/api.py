@@ -111,7 +111,7 @@ class _Selection:
             self.treedefs.append(treedef)
             for leaf in leaves:
                 if _differentiable(leaf, where):
-                    self.python_scalar.append(type(leaf) in (int, float))
+                    self.python_scalar.append(_is_python_number(leaf))
                     self.primals.append(_lift(leaf))
                 else:
                     self.fixed[self.count] = leaf
@@ -150,7 +150,7 @@ class _Selection:
         if self.simple:
             return flat[0]
         if any(self.python_scalar):
-            flat = [float(g) if scalar and not isinstance(g, Tracer) and np.ndim(g) == 0 else g
+            flat = [_python_float(g) if scalar else g
                     for g, scalar in zip(flat, self.python_scalar)]
         flat = self._full(flat, fill or _zero_gradient)
         parts, start = [], 0
@@ -168,15 +168,33 @@ class _Selection:
         return pos, named
 
 
+def _python_float(g):
+    """The gradient of a Python ``int``/``float`` input: a Python float (a traced weak float64
+    scalar while staging, which a staged program returns as a Python float)."""
+    if isinstance(g, Tracer):
+        return ops.python_scalar(g, dtype="float64") if aval_of(g).shape == () else g
+    return float(g) if np.ndim(g) == 0 else g
+
+
 def _is_array(leaf) -> bool:
     return isinstance(leaf, Tracer) or hasattr(leaf, "dtype") and hasattr(leaf, "shape")
 
 
+def _is_python_number(leaf) -> bool:
+    """A Python ``int``/``float``, concrete or traced while staging (a weak int or float
+    scalar, as a staged signature records one)."""
+    if isinstance(leaf, Tracer):
+        aval = aval_of(leaf)
+        return aval.weak and aval.shape == () and aval.dtype.kind in "if"
+    return type(leaf) in (int, float)
+
+
 def _differentiable(leaf, where: str) -> bool:
     """Whether a selected leaf gets a derivative: floating and complex arrays and Python
-    ``int``/``float``. Integer and bool arrays (and Python bools) are passed through unchanged
-    with zero derivatives, as are non-array leaves such as strings; a Python complex is refused."""
-    if type(leaf) in (int, float):
+    ``int``/``float`` (also traced ones). Integer and bool arrays (and Python bools) are passed
+    through unchanged with zero derivatives, as are non-array leaves such as strings; a Python
+    complex is refused."""
+    if _is_python_number(leaf):
         return True
     if type(leaf) is complex:
         raise TypeError(f"{where}: a Python complex input cannot be differentiated as a weak "
@@ -198,8 +216,13 @@ def _zero_gradient(leaf):
 
 def _lift(leaf):
     """A Python ``int``/``float`` input becomes a Python float primal: weak, so it promotes as
-    a Python scalar does (``3.0 * float32_array`` stays float32)."""
-    return float(leaf) if type(leaf) is int else leaf
+    a Python scalar does (``3.0 * float32_array`` stays float32). A traced Python int (a weak
+    int64 scalar while staging) becomes a traced weak float64 the same way."""
+    if type(leaf) is int:
+        return float(leaf)
+    if isinstance(leaf, Tracer) and _is_python_number(leaf) and aval_of(leaf).dtype.kind == "i":
+        return ops.python_scalar(leaf, dtype="float64")
+    return leaf
 
 
 def _mark_inputs(fun):
@@ -324,6 +347,7 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
                 (primal,), (var,) = primals, tangents
             if type(primal) not in _REAL_SCALARS:  # np.sum & co. return NumPy scalars
                 _check_scalar_output(primal, "grad")
+                primal = _owned([primal], sel.primals)[0]  # a 0-d input passed through
             cts = backward(tape.tape, [(var, ones_like_scalar(primal))])
             grads = []
             for v, p in zip(in_vars, sel.primals):
@@ -427,8 +451,9 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
         finally:
             trace.close()
         leaves = _owned(leaves, sel.primals)
-        return tree_unflatten(treedef, leaves), tree_unflatten(
-            treedef, [zero_tangent(p) if t is None else t for p, t in zip(leaves, tangents)])
+        tangents = _owned([zero_tangent(p) if t is None else t
+                           for p, t in zip(leaves, tangents)], flat_t)
+        return tree_unflatten(treedef, leaves), tree_unflatten(treedef, tangents)
 
     return wrapped
 

@@ -132,7 +132,7 @@ def _cotangent_leaves(cotangent, treedef, out_vars):
     leaves, ct_def = tree_flatten(cotangent)
     if ct_def != treedef:  # None stands for a zero cotangent of any output leaf or subtree
         leaves = []
-        _leaves_up_to(treedef, cotangent, leaves, cotangent)
+        _leaves_up_to(treedef, cotangent, leaves, cotangent, "cotangent", "output")
     for leaf, var in zip(leaves, out_vars):
         if leaf is None:
             continue
@@ -142,22 +142,22 @@ def _cotangent_leaves(cotangent, treedef, out_vars):
     return leaves
 
 
-def _leaves_up_to(treedef, value, out: list, whole) -> None:
-    """Append the cotangent leaves of ``value`` matching ``treedef``, ``None`` for each leaf
-    position under a ``None``."""
+def _leaves_up_to(treedef, value, out: list, whole, what: str, of: str) -> None:
+    """Append the (co)tangent leaves of ``value`` matching ``treedef``, ``None`` for each leaf
+    position under a ``None``; ``what`` and ``of`` name them in the error."""
     if value is None and treedef.kind is not type(None):
         out.extend([None] * treedef.num_leaves)
         return
-    if treedef.kind is None:
+    children, node = tree_flatten(value, is_leaf=lambda v: v is not value)
+    if treedef.kind is None and node.kind is None:
         out.append(value)
         return
-    children, node = tree_flatten(value, is_leaf=lambda v: v is not value)
     if node.kind is not treedef.kind or node.aux != treedef.aux or len(children) != len(
             treedef.children):
-        raise TypeError(f"cotangent structure {tree_flatten(whole)[1]!r} does not match the "
-                        f"output structure {treedef!r} (None stands for a zero cotangent)")
+        raise TypeError(f"{what} structure {tree_flatten(whole)[1]!r} does not match the "
+                        f"{of} structure {treedef!r} (None stands for a zero {what})")
     for child_def, child in zip(treedef.children, children):
-        _leaves_up_to(child_def, child, out, whole)
+        _leaves_up_to(child_def, child, out, whole, what, of)
 
 
 class LinearMap(_TapeMap):
@@ -222,11 +222,9 @@ def tangent_leaves(tangents, sel) -> list:
     flat = []
     for part, treedef in zip(parts, sel.treedefs):
         leaves, t_def = tree_flatten(part)
-        if t_def != treedef:  # None (a zero tangent) may stand in for a leaf
-            leaves, t_def = tree_flatten(part, is_leaf=lambda x: x is None)
-            if t_def != treedef:
-                raise TypeError(f"tangent structure {t_def!r} does not match the input "
-                                f"{treedef!r}")
+        if t_def != treedef:  # None (a zero tangent) may stand in for a leaf or a subtree
+            leaves = []
+            _leaves_up_to(treedef, part, leaves, part, "tangent", "input")
         flat.extend(leaves)
     out = []
     primals = iter(sel.primals)

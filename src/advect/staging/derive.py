@@ -10,22 +10,33 @@ run. Warm calls of the result run only its plan: no tape, no reverse sweep.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from .. import ops
 from ..autodiff import api
 from ..autodiff.reverse import backward, linearize_flat, lower
-from ..pytree import tree_flatten
+from ..pytree import TreeDef, tree_flatten, tree_unflatten
 from .program import StagedProgram, build_program, require_program
-from .specs import PYTHON_SCALAR, StaticSpec, is_spec
+from .specs import PYTHON_SCALAR, ArraySpec, StaticSpec, check_call, is_spec
 
 __all__ = ["staged_grad", "staged_value_and_grad", "vjp_program"]
 
 COTANGENT = "cotangent"
 
 
-def _selection(program: StagedProgram, argnums, argnames, where: str) -> list:
-    """Check a selection against the signature; returns the selected spec trees in the
-    structure of the result (int -> tree, tuple -> tuple, names -> dict, both -> pair)."""
+class _Selected(NamedTuple):
+    """A checked selection: the selected spec trees in the structure of the result (int ->
+    tree, tuple -> tuple, names -> dict, both -> pair), and the flat signature positions of
+    its Python int slots (lifted to weak float64, as ``grad`` lifts a Python int)."""
+
+    specs: Any
+    lifted: frozenset
+
+
+def _selection(program: StagedProgram, argnums, argnames, where: str,
+               lift_ints: bool = True) -> _Selected:
+    """Check a selection against the signature (``lift_ints``: a Python int slot is
+    differentiated as a weak float64; else it is refused, as ``vjp_program`` does)."""
     pos, kw = program.signature
     if argnums is None and argnames is None:
         argnums = 0
@@ -43,20 +54,38 @@ def _selection(program: StagedProgram, argnums, argnames, where: str) -> list:
         if name not in kw:
             raise ValueError(f"{where}: {name!r} is not a keyword input of the staged "
                              f"signature (it has {sorted(kw)})")
-    for tree in [pos[n] for n in resolved] + [kw[name] for name in names]:
-        for spec in tree_flatten(tree, is_leaf=is_spec)[0]:
-            _check_differentiable(spec, where)
+    slots = program._in_def.children  # (positional, keyword) spec trees, flattened in order
+    starts = _leaf_starts([*slots[0].children, *slots[1].children])
+    keyword = dict(zip(slots[1].aux, starts[len(pos):]))
+    lifted = set()
+    for tree, start in [(pos[n], starts[n]) for n in resolved] + [
+            (kw[name], keyword[name]) for name in names]:
+        for i, spec in enumerate(tree_flatten(tree, is_leaf=is_spec)[0]):
+            _check_differentiable(spec, where, lift_ints)
+            if spec.weak and spec.dtype.kind == "i":
+                lifted.add(start + i)
     positional = pos[resolved[0]] if single else tuple(pos[n] for n in resolved)
     named = {name: kw[name] for name in names}
     if argnames is None:
-        return positional
-    return named if argnums is None else (positional, named)
+        return _Selected(positional, frozenset(lifted))
+    return _Selected(named if argnums is None else (positional, named), frozenset(lifted))
 
 
-def _check_differentiable(spec, where: str) -> None:
+def _leaf_starts(trees: list[TreeDef]) -> list[int]:
+    """The flat position of each tree's first leaf, the trees laid out one after another."""
+    starts, n = [], 0
+    for tree in trees:
+        starts.append(n)
+        n += tree.num_leaves
+    return starts
+
+
+def _check_differentiable(spec, where: str, lift_ints: bool) -> None:
     if isinstance(spec, StaticSpec):
         raise TypeError(f"{where}: a selected input holds the static value {spec.value!r}, "
                         "which has no derivative; select only array inputs")
+    if spec.weak and spec.dtype.kind == "i" and lift_ints:
+        return
     if spec.weak and spec.dtype.kind != "f":
         kind = PYTHON_SCALAR[spec.dtype.kind].__name__
         raise TypeError(f"{where}: a selected input is a Python {kind} scalar; only real "
@@ -67,15 +96,16 @@ def _weak_flags(selected) -> list[bool]:
     return [s.weak for s in tree_flatten(selected, is_leaf=is_spec)[0]]
 
 
-def _derive(program: StagedProgram, fn, kw: dict, python_flags: list[bool],
+def _derive(program: StagedProgram, fn, kw: dict, selected: _Selected,
             start: int) -> StagedProgram:
     """Stage ``fn`` on the program's signature (plus ``kw``). The gradient outputs (flat leaves
-    from ``start`` on) come back as Python floats where ``python_flags`` says their input was
-    one; ``start`` is -1 when they are the last leaves."""
+    from ``start`` on) come back as Python floats where their input was a Python scalar;
+    ``start`` is -1 when they are the last leaves."""
     pos, primal_kw = program.signature
     derived = build_program(fn, pos, {**primal_kw, **kw}, program.array_api_version,
                             xp=None)
     flags = list(derived._out_python)
+    python_flags = _weak_flags(selected.specs)
     n = len(python_flags)
     if n:
         start = len(flags) - n if start < 0 else start
@@ -97,9 +127,9 @@ def staged_value_and_grad(program: StagedProgram, argnums: int | Sequence[int] |
     """
     selected = _selection(require_program(program, "value_and_grad"), argnums, argnames,
                           "value_and_grad")
-    dynamic = api.value_and_grad(_as_function(program), argnums, argnames=argnames,
-                                 has_aux=has_aux)
-    return _derive(program, dynamic, {}, _weak_flags(selected), start=1)
+    dynamic = api.value_and_grad(_as_function(program, selected.lifted), argnums,
+                                 argnames=argnames, has_aux=has_aux)
+    return _derive(program, dynamic, {}, selected, start=1)
 
 
 def staged_grad(program: StagedProgram, argnums: int | Sequence[int] | None = None, *,
@@ -114,13 +144,24 @@ def staged_grad(program: StagedProgram, argnums: int | Sequence[int] | None = No
         [2.0, 4.0]
     """
     selected = _selection(require_program(program, "grad"), argnums, argnames, "grad")
-    dynamic = api.grad(_as_function(program), argnums, argnames=argnames, has_aux=has_aux)
-    return _derive(program, dynamic, {}, _weak_flags(selected), start=0)
+    dynamic = api.grad(_as_function(program, selected.lifted), argnums, argnames=argnames,
+                       has_aux=has_aux)
+    return _derive(program, dynamic, {}, selected, start=0)
 
 
-def _as_function(program: StagedProgram):
+_LIFTED = ArraySpec((), "float64", weak=True)
+
+
+def _as_function(program: StagedProgram, lifted: frozenset = frozenset()):
+    """The program as a function of traced arguments; the signature positions in ``lifted``
+    (selected Python int slots) take the weak float64 that the transform lifts them to."""
+    specs = [_LIFTED if i in lifted else s for i, s in enumerate(program._specs)]
+
     def primal(*args, **kwargs):
-        return program(*args, **kwargs)
+        if not lifted:
+            return program(*args, **kwargs)
+        operands = check_call(program._in_def, specs, args, kwargs, None)
+        return tree_unflatten(program._out_def, program._interpret(operands))
     primal.__name__ = program._name
     return primal
 
@@ -150,7 +191,7 @@ def vjp_program(f: StagedProgram, argnums: int | Sequence[int] | None = None, *,
         [6.0, 8.0]
     """
     program = require_program(f, "vjp_program")
-    selected = _selection(program, argnums, argnames, "vjp_program")
+    selected = _selection(program, argnums, argnames, "vjp_program", lift_ints=False)
     if COTANGENT in program.signature[1]:
         raise ValueError("vjp_program: the primal signature already has a keyword input named "
                          "'cotangent', which the pullback program reserves; rename it")
@@ -176,4 +217,4 @@ def vjp_program(f: StagedProgram, argnums: int | Sequence[int] | None = None, *,
             tape.close()
         return sel.unflatten(grads)
 
-    return _derive(program, pullback, {COTANGENT: out_specs}, _weak_flags(selected), start=0)
+    return _derive(program, pullback, {COTANGENT: out_specs}, selected, start=0)

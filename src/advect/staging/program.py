@@ -21,7 +21,14 @@ import numpy as np
 from .. import core as _core
 from ..core import Tracer
 from ..providers import device_of, is_array, namespace_of
-from ..pytree import LEAF, TreeDef, same_value, tree_flatten, tree_unflatten
+from ..pytree import (
+    LEAF,
+    TreeDef,
+    same_value,
+    tree_flatten,
+    tree_structure_in_order,
+    tree_unflatten,
+)
 from .graph import Graph, evaluate, listing, operand_aval, validate
 from .passes import OptimizationReport, PassReport, optimize
 from .plan import Plan
@@ -125,7 +132,9 @@ class StagedProgram:
     def __reduce__(self):
         # pickling goes through the saved format (never closures): a restored program, as
         # from_dict gives; the modules defining its custom primitives are imported first
-        return (_restore, (self.to_dict(), _primitive_modules(self._graph)))
+        payload = self.to_dict()
+        classes = tuple(sorted({entry[2] for entry in payload.get("namedtuples", ())}))
+        return (_restore, (payload, _primitive_modules(self._graph), classes))
 
     # --- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -259,7 +268,11 @@ class StagedProgram:
             'digraph "<lambda>" {'
         """
         from .dot import to_dot
-        return to_dot(self._graph, self.signature, self.output_specs, self._name)
+        graph = self._graph.copy()  # its outputs in the order the output specs flatten
+        n = self._out_def.num_leaves
+        graph.outputs = [graph.outputs[i] for i in tree_flatten(tree_unflatten(
+            self._out_def, range(n)))[0]]
+        return to_dot(graph, self.signature, self.output_specs, self._name)
 
     def __repr__(self) -> str:
         pos = ", ".join(map(repr, self._pos_specs))
@@ -314,12 +327,19 @@ def _primitive_modules(graph: Graph) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(found.items()))
 
 
-def _restore(payload: dict, modules: tuple = ()) -> StagedProgram:
-    """Unpickle a program: import the modules that define its custom primitives (pickle
-    imports by name anyway), then load the saved form."""
+def _restore(payload: dict, modules: tuple = (), classes: tuple = ()) -> StagedProgram:
+    """Unpickle a program: import the modules that define its custom primitives and, where
+    they can be imported, those of its namedtuple classes (pickle imports by name anyway;
+    loading then gives back those classes), then load the saved form."""
     import importlib
 
     from ..errors import UnregisteredOpError
+
+    for module in classes:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass  # the namedtuple is restored as a class rebuilt from its name and fields
 
     for name, module in modules:
         try:
@@ -445,17 +465,23 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
     specs, in_def = tree_flatten((tuple(pos), dict(kw)), is_leaf=is_spec)
     in_avals = [s.aval for s in specs if isinstance(s, ArraySpec)]
 
+    returned = []  # the output's structure, dicts in the order the function built them
+
     def call(tracers):
         it = iter(tracers)
         leaves = [next(it) if isinstance(s, ArraySpec) else _static_copy(s) for s in specs]
         args, kwargs = tree_unflatten(in_def, leaves)
-        return function(*args, **kwargs)
+        out = function(*args, **kwargs)
+        returned.append(tree_structure_in_order(out))
+        return out
 
     with _collector_paused(), generators_untouched(function):
-        graph, out_def = trace_graph(call, in_avals, np if xp is None else xp,
-                                     array_api_version=version)
+        graph, _ = trace_graph(call, in_avals, np if xp is None else xp,
+                               array_api_version=version)
         validate(graph, derive=False)  # the trace derived every aval with the ops' rules
         graph, report = optimize(graph)  # renumbered densely
+        out_def, order = returned[-1]
+        graph.outputs = [graph.outputs[i] for i in order]
         python = [operand_aval(graph, x).weak and operand_aval(graph, x).shape == ()
                   for x in graph.outputs]
         name = getattr(function, "__name__", type(function).__name__)

@@ -4,18 +4,18 @@ The payload is a call envelope (signature spec trees with weak-scalar categories
 output structure, Array API revision) around a flat graph (op names, attrs, constants as dtype,
 shape and base64 little-endian bytes, outputs). Value ids are implicit: the signature's array
 leaves are 0..n-1, then the constants in order, then each node's outputs in order, so a node
-can only refer to values defined before it. Loading validates every field, resolves op names
-only through ``advect.core.REGISTRY``, checks constant sizes before allocating, and never
-imports, evaluates or unpickles anything. docs/staging.md documents the format.
+can only refer to values defined before it. An optional ``namedtuples`` table names the module
+and qualified name of each namedtuple class in the trees, so that loading gives back the class
+itself where an imported module defines it. Output dicts keep the order the function built them.
+Loading validates every field, resolves op names only through ``advect.core.REGISTRY``, checks
+constant sizes before allocating, and never imports, evaluates or unpickles anything.
+docs/staging.md documents the format.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
-import keyword
 import math
-import operator
 import time
 
 import numpy as np
@@ -29,6 +29,11 @@ from ..pytree import (
     SAVED_NODES_BY_NAME,
     Static,
     TreeDef,
+    defined_namedtuple,
+    is_dotted,
+    is_identifier,
+    is_namedtuple_class,
+    namedtuple_class,
     tree_flatten,
     tree_unflatten,
 )
@@ -45,6 +50,7 @@ SCHEMA_VERSION = 3
 MAX_CONSTANT_BYTES = MAX_BYTES
 _TOP_KEYS = {"format", "schema_version", "advect_version", "array_api_version", "name",
              "signature", "outputs", "graph", "optimization"}
+_OPTIONAL_KEYS = {"namedtuples"}  # additive: a payload without them loads as before
 _DTYPE_NAMES = {d.name for d in STAGED_DTYPES}
 _CATEGORY = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
 _WEAK_DTYPE = {"bool": "bool", "int": "int64", "float": "float64", "complex": "complex128"}
@@ -119,7 +125,7 @@ def _encode_tree(treedef: TreeDef, leaves: list, encode_leaf, where: str):
     if kind is type(None):
         return {"none": None}
     if is_namedtuple_class(kind):
-        if not (_identifier(kind.__name__) and all(_identifier(f) for f in kind._fields)):
+        if not (is_identifier(kind.__name__) and all(is_identifier(f) for f in kind._fields)):
             raise TypeError(f"to_dict: {where} holds the namedtuple {kind.__name__!r} with "
                             f"fields {kind._fields}; saved programs hold namedtuples whose type "
                             "and field names are ASCII identifiers")
@@ -136,7 +142,7 @@ def _encode_tree(treedef: TreeDef, leaves: list, encode_leaf, where: str):
                     "nodes registered with advect.pytree.register_saved_node")
 
 
-def _saved_node(body, decode_leaf, where: str, depth: int):
+def _saved_node(body, decode_leaf, where: str, depth: int, classes: dict):
     """A registered node, found by name in the registry only (nothing is imported)."""
     if type(body) is not dict or set(body) != {"name", "items", "aux"}:
         raise PayloadError(f"{where}: a registered node is {{'name': str, 'items': [tree, ...], "
@@ -146,7 +152,7 @@ def _saved_node(body, decode_leaf, where: str, depth: int):
         raise PayloadError(f"{where}: the payload holds a {str(body['name'])[:80]!r} node, which "
                            "no imported module registers; import the module that does (such "
                            "as advect.xarray) before loading")
-    items = [_decode_tree(c, decode_leaf, f"{where}[{i}]", depth + 1)
+    items = [_decode_tree(c, decode_leaf, f"{where}[{i}]", depth + 1, classes)
              for i, c in enumerate(_expect(body["items"], list, f"{where}.items"))]
     try:
         aux = saved.decode(_decode(body["aux"], f"{where}.aux", depth=depth + 1))
@@ -157,73 +163,64 @@ def _saved_node(body, decode_leaf, where: str, depth: int):
         raise PayloadError(f"{where}: invalid {saved.name} node ({exc})") from None
 
 
-def is_namedtuple_class(kind) -> bool:
-    """A class made by ``collections.namedtuple`` or ``typing.NamedTuple`` (and not registered
-    as a pytree node of its own)."""
-    return (isinstance(kind, type) and issubclass(kind, tuple) and kind is not tuple
-            and isinstance(getattr(kind, "_fields", None), tuple)
-            and all(type(f) is str for f in kind._fields))
-
-
-def _identifier(name) -> bool:
-    # ASCII only: Unicode identifiers that differ as strings can be equal after NFKC
-    # normalization ("\ufb01" and "fi"), which Python applies to attribute names
-    return (type(name) is str and 0 < len(name) <= 200 and name.isascii()
-            and name.isidentifier() and not keyword.iskeyword(name))
-
-
-@functools.lru_cache(maxsize=1024)
-def namedtuple_class(name: str, fields: tuple[str, ...]) -> type:
-    """The namedtuple class a saved ``{"namedtuple": ...}`` node stands for, built from its
-    type name and field names alone (one class per pair, so restored trees compare equal).
-    It behaves as ``collections.namedtuple(name, fields)`` but is assembled without generating
-    or evaluating code; nothing named in a payload is imported or executed."""
-    n = len(fields)
-
-    def __new__(cls, *args, **kwargs):
-        rest = fields[len(args):]
-        if len(args) > n or set(kwargs) != set(rest):
-            raise TypeError(f"{name}() takes the arguments {', '.join(fields)}")
-        return tuple.__new__(cls, args + tuple(kwargs[f] for f in rest))
-
-    def _make(cls, iterable):
-        return cls(*iterable)
-
-    def __repr__(self):
-        return f"{name}(" + ", ".join(f"{f}={v!r}" for f, v in zip(fields, self)) + ")"
-
-    def _asdict(self):
-        return dict(zip(fields, self))
-
-    def _replace(self, **changes):
-        return type(self)(**{**self._asdict(), **changes})
-
-    body = {f: property(operator.itemgetter(i), doc=f"Alias for field number {i}")
-            for i, f in enumerate(fields)}
-    body.update(__slots__=(), _fields=fields, _field_defaults={}, __match_args__=fields,
-                __new__=__new__, _make=classmethod(_make), __repr__=__repr__,
-                _asdict=_asdict, _replace=_replace,
-                __getnewargs__=lambda self: tuple(self), __module__=__name__)
-    return type(name, (tuple,), body)
-
-
-def _namedtuple_node(body, decode_leaf, where: str, depth: int):
+def _namedtuple_node(body, decode_leaf, where: str, depth: int, classes: dict):
     if type(body) is not dict or set(body) != {"name", "fields", "items"}:
         raise PayloadError(f"{where}: a namedtuple node is {{'name': str, 'fields': [str, ...], "
                            "'items': [tree, ...]}")
     name, fields, items = body["name"], body["fields"], body["items"]
-    if not _identifier(name):
+    if not is_identifier(name):
         raise PayloadError(f"{where}.name: {show(name)} is not a Python identifier")
     _expect(fields, list, f"{where}.fields")
     _expect(items, list, f"{where}.items")
-    if len(fields) > 256 or not all(_identifier(f) and not f.startswith("_") for f in fields):
+    if len(fields) > 256 or not all(is_identifier(f) and not f.startswith("_") for f in fields):
         raise PayloadError(f"{where}.fields: expected up to 256 identifiers not starting with "
                            f"'_', got {show(fields)}")
     if len(set(fields)) != len(fields) or len(items) != len(fields):
         raise PayloadError(f"{where}: a namedtuple needs distinct field names, one per item")
-    children = [_decode_tree(c, decode_leaf, f"{where}.{f}", depth + 1)
+    children = [_decode_tree(c, decode_leaf, f"{where}.{f}", depth + 1, classes)
                 for f, c in zip(fields, items)]
-    return namedtuple_class(name, tuple(fields))(*children)
+    cls = classes.get((name, tuple(fields))) or namedtuple_class(name, tuple(fields))
+    return cls(*children)
+
+
+# --- namedtuple classes: the optional "namedtuples" table ----------------------------------------
+# [[name, [field, ...], module, qualname], ...] for the namedtuple classes a program's trees hold
+# whose module and qualified name are dotted identifiers. Loading gives back the class itself
+# where its module is already imported and defines it there with the same name and fields
+# (looked up in namespaces only: nothing is imported, no attribute hook runs); otherwise, and
+# for payloads without the table, a class rebuilt from the name and fields.
+
+def _namedtuple_table(treedefs: list[TreeDef]) -> list:
+    found: dict[tuple, set] = {}
+    stack = list(treedefs)
+    while stack:
+        treedef = stack.pop()
+        stack.extend(treedef.children)
+        kind = treedef.kind
+        if is_namedtuple_class(kind) and not getattr(kind, "_advect_rebuilt", False):
+            found.setdefault((kind.__name__, kind._fields), set()).add(
+                (kind.__module__, kind.__qualname__))
+    return [[name, list(fields), module, qualname]
+            for (name, fields), places in sorted(found.items())
+            for module, qualname in places
+            if len(places) == 1 and is_dotted(module) and is_dotted(qualname)]
+
+
+def _namedtuple_classes(table) -> dict:
+    """``(name, fields) -> class`` for the table's classes that are defined in this process."""
+    _expect(table, list, "namedtuples")
+    classes = {}
+    for k, entry in enumerate(table):
+        if not (type(entry) is list and len(entry) == 4 and is_identifier(entry[0])
+                and type(entry[1]) is list and len(entry[1]) <= 256
+                and all(is_identifier(f) for f in entry[1])
+                and is_dotted(entry[2]) and is_dotted(entry[3])):
+            raise PayloadError(f"namedtuples[{k}]: expected [name, [field, ...], module, "
+                               f"qualname] of identifiers, got {show(entry)}")
+        cls = defined_namedtuple(entry[0], tuple(entry[1]), entry[2], entry[3])
+        if cls is not None:
+            classes[entry[0], tuple(entry[1])] = cls
+    return classes
 
 
 def _encode_spec(spec):
@@ -243,7 +240,8 @@ def _spec_tree(tree) -> dict:
     return _encode_tree(treedef, list(leaves), _encode_spec, "the signature")
 
 
-def _decode_tree(data, decode_leaf, where: str, depth: int = 0):
+def _decode_tree(data, decode_leaf, where: str, depth: int = 0, classes: dict | None = None):
+    classes = {} if classes is None else classes
     if depth > 64:
         raise PayloadError(f"{where}: nested too deeply")
     if type(data) is not dict or not data:
@@ -252,7 +250,7 @@ def _decode_tree(data, decode_leaf, where: str, depth: int = 0):
         (tag, body), = data.items()
         if tag in ("tuple", "list"):
             _expect(body, list, where)
-            items = [_decode_tree(c, decode_leaf, f"{where}[{i}]", depth + 1)
+            items = [_decode_tree(c, decode_leaf, f"{where}[{i}]", depth + 1, classes)
                      for i, c in enumerate(body)]
             return tuple(items) if tag == "tuple" else items
         if tag == "dict":
@@ -262,17 +260,28 @@ def _decode_tree(data, decode_leaf, where: str, depth: int = 0):
                 if type(pair) is not list or len(pair) != 2 or type(pair[0]) not in (str, int):
                     raise PayloadError(f"{where}: dict entries must be [key, tree] pairs")
                 out[pair[0]] = _decode_tree(pair[1], decode_leaf, f"{where}[{pair[0]!r}]",
-                                            depth + 1)
+                                            depth + 1, classes)
             return out
         if tag == "none" and body is None:
             return None
         if tag == "namedtuple":
-            return _namedtuple_node(body, decode_leaf, where, depth)
+            return _namedtuple_node(body, decode_leaf, where, depth, classes)
         if tag == "static_node":
             return Static(_decode(body, where, depth=depth + 1))
         if tag == "node":
-            return _saved_node(body, decode_leaf, where, depth)
+            return _saved_node(body, decode_leaf, where, depth, classes)
     return decode_leaf(data, where)
+
+
+def _saved_order(tree) -> TreeDef:
+    """The structure of a decoded output tree with each dict keyed in its saved order (a
+    derived program returns named gradients in ``argnames`` order, not sorted)."""
+    if type(tree) is dict:
+        return TreeDef(dict, tuple(tree), tuple(_saved_order(v) for v in tree.values()))
+    children, node = tree_flatten(tree, is_leaf=lambda v: v is not tree)
+    if node.kind is None:
+        return LEAF
+    return TreeDef(node.kind, node.aux, tuple(_saved_order(c) for c in children))
 
 
 def _decode_spec(data: dict, where: str):
@@ -357,7 +366,7 @@ def to_dict(program) -> dict:
             ids[v] = len(ids)
     pos, kw = program._pos_specs, program._kw_specs
     report = program._report
-    return {
+    payload = {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
         "advect_version": _version(),
@@ -373,6 +382,10 @@ def to_dict(program) -> dict:
         "optimization": [report.nodes_before, report.nodes_after,
                          [list(p) for p in report.passes]],
     }
+    table = _namedtuple_table([program._in_def, program._out_def])
+    if table:
+        payload["namedtuples"] = table
+    return payload
 
 
 # --- loading --------------------------------------------------------------------------------------
@@ -386,17 +399,18 @@ def from_dict(payload) -> object:
     sig = _expect(payload["signature"], dict, "signature")
     if set(sig) != {"positional", "keyword"}:
         raise PayloadError("signature: expected keys 'positional' and 'keyword'")
-    pos = tuple(_decode_tree(t, _decode_spec, f"signature.positional[{i}]")
+    classes = _namedtuple_classes(payload.get("namedtuples", []))
+    pos = tuple(_decode_tree(t, _decode_spec, f"signature.positional[{i}]", 0, classes)
                 for i, t in enumerate(_expect(sig["positional"], list, "signature.positional")))
     kw = {}
     for name, tree in _expect(sig["keyword"], dict, "signature.keyword").items():
-        kw[name] = _decode_tree(tree, _decode_spec, f"signature.keyword[{name!r}]")
+        kw[name] = _decode_tree(tree, _decode_spec, f"signature.keyword[{name!r}]", 0, classes)
     specs, in_def = tree_flatten((pos, kw), is_leaf=is_spec)
     outputs = _expect(payload["outputs"], dict, "outputs")
     if set(outputs) != {"tree", "python"}:
         raise PayloadError("outputs: expected keys 'tree' and 'python'")
-    out_tree = _decode_tree(outputs["tree"], _leaf_marker, "outputs.tree")
-    out_def = LEAF if type(out_tree) is int else tree_flatten(out_tree)[1]
+    out_tree = _decode_tree(outputs["tree"], _leaf_marker, "outputs.tree", 0, classes)
+    out_def = _saved_order(out_tree)
     python = _expect(outputs["python"], list, "outputs.python")
     if len(python) != out_def.num_leaves or not all(type(p) is bool for p in python):
         raise PayloadError(f"outputs.python: expected {out_def.num_leaves} booleans")
@@ -433,9 +447,9 @@ def _check_envelope(payload) -> None:
             f"the payload has {show(version)}. Stage the program again from its original "
             "callable and signature and save it with this release; editing the version number "
             "is not enough (version 3 changed the meaning of weak-scalar metadata)")
-    if set(payload) != _TOP_KEYS:
+    if set(payload) - _OPTIONAL_KEYS != _TOP_KEYS:
         raise PayloadError(f"payload: unexpected or missing fields "
-                           f"{sorted(set(payload) ^ _TOP_KEYS)}")
+                           f"{sorted((set(payload) - _OPTIONAL_KEYS) ^ _TOP_KEYS)}")
     if payload["advect_version"] != _version():
         raise PayloadError(f"advect_version: the payload was saved by Advect "
                            f"{show(payload['advect_version'])}, this is {_version()}; save "
