@@ -5,7 +5,9 @@ sorted name order. Everything else (dims, coordinates and their indexes, names, 
 container's class, so subclasses work too) is the node's metadata: it is held in the tree's
 structure, so gradients, tangents and outputs come back labeled, and a staged program records
 the labels in its signature (a call with other dims or coordinates is a contract mismatch).
-Coordinates are never differentiated; a traced coordinate is refused.
+Coordinates are never differentiated; a traced coordinate is refused. Operations that xarray
+runs through the Array API namespace of the data work on traced data, ``shift``, ``pad`` and
+``rolling`` too (the namespace serves NumPy's ``pad`` and ``sliding_window_view`` for them).
 
 Example:
     >>> import numpy as np, xarray as xr, advect as ad

@@ -23,7 +23,7 @@ from ..ops._rules import (
     reduce_axes,
     scalar_axis,
 )
-from ..providers import numpy_dtype
+from ..providers import numpy_dtype, same_device
 from ._namespace import traced
 from ._tables import translates
 
@@ -84,9 +84,12 @@ def _as_traced(ctx, obj):
         return ctx.xp.asarray(obj)
     parts = [_as_traced(ctx, e) for e in obj]
     ref = next(p for p in parts if isinstance(p, Tracer))
-    parts = [p if hasattr(p, "shape") else ops.full_like(ref, fill_value=p, shape=shape_of(ref))
-             for p in parts]
-    common = np.result_type(*[aval_of(p).dtype for p in parts])
+    # the common dtype before any scalar is filled in: a Python scalar counts with the dtype
+    # the provider gives it, as array coercion reads it (``[int_tracer, 2.5]`` is floating)
+    common = np.result_type(*[aval_of(p).dtype if hasattr(p, "shape")
+                              else numpy_dtype(ctx.xp.asarray(p).dtype) for p in parts])
+    parts = [p if hasattr(p, "shape") else ops.full_like(ref, fill_value=p, shape=shape_of(ref),
+                                                          dtype=common.name) for p in parts]
     return ops.concat(*[ops.expand_dims(cast(p, common), axes=(0,)) for p in parts], axis=0)
 
 
@@ -158,6 +161,10 @@ def _triu(ctx, x, /, *, k=0):
 def _meshgrid(ctx, *arrays, indexing="xy"):
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    devices = [getattr(a, "device", None) for a in arrays]
+    if any(not same_device(d, devices[0]) for d in devices[1:]):
+        raise ValueError("meshgrid: all input arrays must be on the same device")
+    arrays = [ravel(a) for a in arrays]  # N-d inputs count as flat, as NumPy reads them
     sizes = [shape_of(a)[0] for a in arrays]
     if indexing == "xy" and len(arrays) > 1:
         sizes[0], sizes[1] = sizes[1], sizes[0]
@@ -309,8 +316,13 @@ def _moveaxis(ctx, x, source, destination, /):
     ndim = len(shape_of(x))
     source = (source,) if isinstance(source, int) else tuple(source)
     destination = (destination,) if isinstance(destination, int) else tuple(destination)
-    source = tuple(axis_of(s, ndim) for s in source)
-    destination = tuple(axis_of(d, ndim) for d in destination)
+    if len(source) != len(destination):
+        raise ValueError("moveaxis: source and destination must have the same number of "
+                         "elements")
+    source, destination = each_axis(source, ndim), each_axis(destination, ndim)
+    for name, axes in (("source", source), ("destination", destination)):
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"moveaxis: repeated axis in {name} {axes}")
     order = [n for n in range(ndim) if n not in source]
     for dest, src in sorted(zip(destination, source)):
         order.insert(dest, src)
@@ -362,6 +374,8 @@ def _take(ctx, x, indices, /, *, axis=None):
         if len(shape_of(x)) != 1:
             raise ValueError("take: axis is required for arrays of more than one dimension")
         axis = 0
+    if len(shape_of(indices)) != 1:
+        raise ValueError(f"take: indices must be one-dimensional, got shape {shape_of(indices)}")
     x, axis = as_1d(x, axis)
     axis = axis_of(axis, len(shape_of(x)))
     indices = _wrap_negative(indices, shape_of(x)[axis])
@@ -381,6 +395,9 @@ def _take_along_axis(ctx, x, indices, /, *, axis=-1):
 def take_along_axis(x, indices, axis):
     """``x`` gathered along ``axis`` at ``indices`` (broadcast against ``x`` elsewhere)."""
     shape = shape_of(x)
+    if len(shape_of(indices)) != len(shape):
+        raise ValueError(f"take_along_axis: indices must have the dimensions of x ({len(shape)}),"
+                         f" got shape {shape_of(indices)}")
     axis = axis_of(axis, len(shape))
     target = list(broadcast_shapes(shape[:axis] + (1,) + shape[axis + 1:], shape_of(indices)))
     indices = _broadcast(_wrap_negative(indices, shape[axis]), tuple(target))
@@ -415,11 +432,15 @@ def _any(ctx, x, /, *, axis=None, keepdims=False):
 def _diff(ctx, x, /, *, axis=-1, n=1, prepend=None, append=None):
     ndim = len(shape_of(x))
     axis = axis_of(axis, ndim)
+    if int(n) < 0:
+        raise ValueError(f"diff: the order n must be nonnegative, got {n}")
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
         x = ops.concat(*parts, axis=axis)
     for _ in range(int(n)):
         size = shape_of(x)[axis]
+        if size == 0:  # differences of nothing are nothing, as NumPy gives them
+            break
         x = ops.subtract(ops.slice_axis(x, start=1, stop=size, axis=axis, step=1),
                          ops.slice_axis(x, start=0, stop=size - 1, axis=axis, step=1))
     return x

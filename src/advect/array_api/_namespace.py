@@ -137,6 +137,7 @@ def namespace(xp, revision: str) -> ArrayNamespace:
 
 
 def _build(xp, revision: str) -> ArrayNamespace:
+    from ._padding import BEYOND, missing
     from ._tables import TRANSLATIONS
 
     ctx = Context(xp, revision)
@@ -163,5 +164,15 @@ def _build(xp, revision: str) -> ArrayNamespace:
             setattr(target, name, _serve(qualname, provider_fn, TRANSLATIONS.get(qualname), ctx))
         if ext:
             setattr(ns, ext, target)
+    for qualname in BEYOND:
+        *path, name = qualname.split(".")
+        source, target = xp, ns
+        for part in path:
+            source = getattr(source, part, None)
+            if part not in vars(target):
+                setattr(target, part, SimpleNamespace(__name__=f"{target.__name__}.{part}"))
+            target = getattr(target, part)
+        provider_fn = getattr(source, name, None) or missing(xp, qualname)
+        setattr(target, name, _serve(qualname, provider_fn, TRANSLATIONS[qualname], ctx))
     return ns
 

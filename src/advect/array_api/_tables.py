@@ -97,4 +97,4 @@ def _clip(ctx, x, /, min=None, max=None):
     return out if aval_of(out).dtype == dtype else ops.astype(out, dtype=dtype.name)
 
 
-from . import _fft, _functions, _linalg, _statistics  # noqa: E402,F401  (they register translations)
+from . import _fft, _functions, _linalg, _padding, _statistics  # noqa: E402,F401  (they register translations)

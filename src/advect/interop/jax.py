@@ -18,7 +18,9 @@ Complex numbers: JAX's cotangents are the conjugates of Advect's. JAX documents
 and its VJPs transport covectors in that convention; Advect's real adjoint gives
 ``df/dx + i df/dy``. The bridge conjugates complex cotangents on the way in and out.
 
-Float64 needs ``jax.config.update("jax_enable_x64", True)``, as everywhere in JAX.
+Float64 needs ``jax.config.update("jax_enable_x64", True)``, as everywhere in JAX: without
+it the bridge gives 64-bit results as JAX gives every 64-bit array, in 32 bits (an
+``argmax`` comes back int32, a float64 result float32).
 
 Example:
     >>> import numpy as np, jax, jax.numpy as jnp
@@ -54,7 +56,13 @@ def _is_operand(leaf) -> bool:
 
 
 def _struct(x) -> jax.ShapeDtypeStruct:
-    return jax.ShapeDtypeStruct(tuple(x.shape), np.dtype(x.dtype))
+    """``x``'s shape and dtype as JAX holds them (32 bits for 64 without jax_enable_x64)."""
+    return jax.ShapeDtypeStruct(tuple(x.shape), jax.dtypes.canonicalize_dtype(x.dtype))
+
+
+def _as_structs(arrays, structs) -> list:
+    """Callback results in the dtypes their structs declare (JAX's, see ``_struct``)."""
+    return [np.asarray(a, dtype=s.dtype) for a, s in zip(arrays, structs)]
 
 
 def _inexact(x) -> bool:
@@ -133,14 +141,14 @@ class _Operation:
     # -- host callbacks (NumPy in, NumPy out) --
 
     def _run(self, *xs):
-        return self.bridge.run([np.asarray(x) for x in xs])
+        return _as_structs(self.bridge.run([np.asarray(x) for x in xs]), self.out_structs)
 
     def _record(self, *xs):
         outs, record = self.bridge.forward([np.asarray(x) for x in xs])
         with self.lock:
             token = next(self.tokens) % (1 << 31)
             self.records[token] = record
-        return [*outs, np.int32(token)]
+        return [*_as_structs(outs, self.out_structs), np.int32(token)]
 
     def _take(self, token):
         with self.lock:
@@ -219,7 +227,7 @@ def _result_structs(f, bridge: Bridge, result_shape_dtypes, in_structs: list):
                             f"({exc}); pass result_shape_dtypes= (a pytree of "
                             "jax.ShapeDtypeStruct matching its output)") from exc
         leaves, out_def = tree_flatten(program.output_specs, is_leaf=is_spec)
-    return [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in leaves], out_def
+    return [_struct(s) for s in leaves], out_def
 
 
 def wrap(f: Callable, *, has_aux: bool = False, result_shape_dtypes: Any = None) -> Callable:

@@ -44,6 +44,10 @@ def _to_numpy(leaf):
     if isinstance(leaf, torch.Tensor):
         try:
             return leaf.detach().cpu().resolve_conj().resolve_neg().numpy()
+        except TypeError as e:  # bfloat16 and the other dtypes NumPy lacks
+            raise TypeError(f"advect.interop.torch: a tensor of dtype {leaf.dtype} has no "
+                            "NumPy dtype, so Advect cannot take it; cast it (to float32, "
+                            f"for example) before the call ({e})") from e
         except RuntimeError as e:  # a batched tensor of vmap, which has no NumPy data
             raise NotImplementedError(
                 "advect.interop.torch: a wrapped function cannot run under torch vmap "

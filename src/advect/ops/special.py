@@ -148,17 +148,26 @@ def _polygamma_jvp(primals, tangents, out):
     return fit(multiply(dx, polygamma(order, x)), aval_of(out))
 
 
-def _polygamma_abstract(n, x):
-    # SciPy evaluates polygamma through zeta in double precision, whatever the input dtype
-    if x.dtype.kind == "c":
+def _real_polygamma(dtype) -> None:
+    """Both lifetimes refuse a complex argument (SciPy's zeta would, with a bare TypeError)."""
+    if np.dtype(dtype).kind == "c":
         raise TypeError("scipy.special.polygamma takes real arguments only, so complex digamma "
                         "(and loggamma beyond first order) has no derivative; use real inputs")
+
+
+def _polygamma_abstract(n, x):
+    # SciPy evaluates polygamma through zeta in double precision, whatever the input dtype
+    _real_polygamma(x.dtype)
     return Aval(broadcast_shapes(n.shape, x.shape), np.dtype(np.float64), False,
                 x.device or n.device)
 
 
-polygamma = Op("polygamma", abstract=_polygamma_abstract,
-               impl=lambda xp, n, x: np.asarray(_impl("polygamma")(xp, n, x)),
+def _polygamma_impl(xp, n, x):
+    _real_polygamma(np.result_type(x))
+    return np.asarray(_impl("polygamma")(xp, n, x))
+
+
+polygamma = Op("polygamma", abstract=_polygamma_abstract, impl=_polygamma_impl,
                jvp=_polygamma_jvp, elementwise=True)
 digamma = _special("digamma", lambda x, out: (polygamma(1, x),))
 

@@ -14,10 +14,16 @@ from typing import Any
 import numpy as np
 
 from ..core import Tracer
+from ..providers import numpy_dtype
 
 _MODES = {"reflect": "reflect", "grid-mirror": "reflect", "constant": "constant",
           "grid-constant": "constant", "nearest": "nearest", "mirror": "mirror", "wrap": "wrap",
           "grid-wrap": "wrap"}
+
+
+def axes_given(axes: Any) -> dict:
+    """``axes=`` for SciPy only when given (SciPy before 1.15 lacks it on some filters)."""
+    return {} if axes is None else {"axes": axes}
 
 
 def traced(*values: Any) -> bool:
@@ -150,7 +156,7 @@ def selected(input, footprint, mode, cval, origin, axes, size=None, structure=No
               sign=0.0):
     """The window stack restricted to the footprint (last axis), plus ``sign * structure``."""
     x = asarray(input)
-    if x.dtype.kind == "c":
+    if numpy_dtype(x.dtype).kind == "c":
         raise TypeError("scipy.ndimage: rank filters and grey morphology do not take complex "
                         "input")
     axes, footprint, structure = footprint_of(x, size, footprint, structure, axes)

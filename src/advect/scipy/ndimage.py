@@ -30,16 +30,25 @@ import numpy as np
 import scipy.ndimage as _nd
 
 from ..ops._rules import each_axis, one_axis
+from ._morphology import (
+    black_tophat,
+    grey_closing,
+    grey_dilation,
+    grey_erosion,
+    grey_opening,
+    morphological_gradient,
+    morphological_laplace,
+    white_tophat,
+)
 from ._windows import (
     asarray,
+    axes_given,
     correlate_along,
     finish,
-    footprint_of,
     gaussian_kernel,
     normalize_axes,
     per_axis,
     rank_of,
-    selected,
     traced,
     window_count,
     windows,
@@ -51,11 +60,6 @@ __all__ = ["gaussian_filter", "gaussian_filter1d", "gaussian_laplace", "uniform_
            "maximum_filter1d", "median_filter", "rank_filter", "percentile_filter",
            "grey_erosion", "grey_dilation", "grey_opening", "grey_closing",
            "morphological_gradient", "morphological_laplace", "white_tophat", "black_tophat"]
-
-def _axes_given(axes: Any) -> dict:
-    """``axes=`` for SciPy only when given (SciPy before 1.15 lacks it on some filters)."""
-    return {} if axes is None else {"axes": axes}
-
 
 # --- linear filters ------------------------------------------------------------------------------
 
@@ -139,7 +143,7 @@ def correlate(input: Any, weights: Any, output: Any = None, mode: str = "reflect
         [[0.0, 1.0], [3.0, 4.0]]
     """
     if not traced(input, weights):
-        return _nd.correlate(input, weights, output, mode, cval, origin, **_axes_given(axes))
+        return _nd.correlate(input, weights, output, mode, cval, origin, **axes_given(axes))
     return _correlate_nd(input, weights, output, mode, cval, origin, axes, flip=False)
 
 
@@ -153,7 +157,7 @@ def convolve(input: Any, weights: Any, output: Any = None, mode: str = "reflect"
         [1.0, 2.0, 3.0, 0.0]
     """
     if not traced(input, weights):
-        return _nd.convolve(input, weights, output, mode, cval, origin, **_axes_given(axes))
+        return _nd.convolve(input, weights, output, mode, cval, origin, **axes_given(axes))
     return _correlate_nd(input, weights, output, mode, cval, origin, axes, flip=True)
 
 
@@ -195,7 +199,7 @@ def gaussian_filter(input: Any, sigma: Any, order: Any = 0, output: Any = None,
     """
     if not traced(input):
         return _nd.gaussian_filter(input, sigma, order, output, mode, cval, truncate,
-                                   radius=radius, **_axes_given(axes))
+                                   radius=radius, **axes_given(axes))
     x = asarray(input)
     axes = normalize_axes(axes, x.ndim)
     n = len(axes)
@@ -220,7 +224,7 @@ def gaussian_laplace(input: Any, sigma: Any, output: Any = None, mode: Any = "re
         True
     """
     if not traced(input):
-        return _nd.gaussian_laplace(input, sigma, output, mode, cval, **_axes_given(axes),
+        return _nd.gaussian_laplace(input, sigma, output, mode, cval, **axes_given(axes),
                                     **kwargs)
     x = asarray(input)
     axes = normalize_axes(axes, x.ndim)
@@ -264,7 +268,7 @@ def uniform_filter(input: Any, size: Any = 3, output: Any = None, mode: Any = "r
         [0.25, 0.5, 0.5]
     """
     if not traced(input):
-        return _nd.uniform_filter(input, size, output, mode, cval, origin, **_axes_given(axes))
+        return _nd.uniform_filter(input, size, output, mode, cval, origin, **axes_given(axes))
     x = asarray(input)
     axes = normalize_axes(axes, x.ndim)
     n = len(axes)
@@ -294,7 +298,7 @@ def laplace(input: Any, output: Any = None, mode: Any = "reflect", cval: float =
         [1.0, 2.0, 2.0, -5.0]
     """
     if not traced(input):
-        return _nd.laplace(input, output, mode, cval, **_axes_given(axes))
+        return _nd.laplace(input, output, mode, cval, **axes_given(axes))
     x = asarray(input)
     axes = normalize_axes(axes, x.ndim)
     total = _derivative_sum(x, np.array([1.0, -2.0, 1.0]), axes,
@@ -341,7 +345,7 @@ def prewitt(input: Any, axis: int = -1, output: Any = None, mode: Any = "reflect
     return _edge(input, axis, output, mode, cval, np.array([1.0, 1.0, 1.0]))
 
 
-# --- rank filters and grey morphology ------------------------------------------------------------
+# --- rank filters (grey morphology is in _morphology) ---------------------------------------
 
 def rank_filter(input: Any, rank: int, size: Any = None, footprint: Any = None,
                 output: Any = None, mode: str = "reflect", cval: float = 0.0, origin: Any = 0,
@@ -359,7 +363,7 @@ def rank_filter(input: Any, rank: int, size: Any = None, footprint: Any = None,
     """
     if not traced(input):
         return _nd.rank_filter(input, rank, size, footprint, output, mode, cval, origin,
-                               **_axes_given(axes))
+                               **axes_given(axes))
     return rank_of(input, rank, size, footprint, output, mode, cval, origin, axes, "rank_filter")
 
 
@@ -375,7 +379,7 @@ def median_filter(input: Any, size: Any = None, footprint: Any = None, output: A
     """
     if not traced(input):
         return _nd.median_filter(input, size, footprint, output, mode, cval, origin,
-                                 **_axes_given(axes))
+                                 **axes_given(axes))
     rank = window_count(size, footprint, np.ndim(input), axes) // 2
     return rank_of(input, rank, size, footprint, output, mode, cval, origin, axes,
                  "median_filter")
@@ -393,7 +397,7 @@ def percentile_filter(input: Any, percentile: float, size: Any = None, footprint
     """
     if not traced(input):
         return _nd.percentile_filter(input, percentile, size, footprint, output, mode, cval,
-                                     origin, **_axes_given(axes))
+                                     origin, **axes_given(axes))
     count = window_count(size, footprint, np.ndim(input), axes)
     percentile = float(percentile) + (100.0 if percentile < 0 else 0.0)
     if not 0.0 <= percentile <= 100.0:
@@ -415,7 +419,7 @@ def minimum_filter(input: Any, size: Any = None, footprint: Any = None, output: 
     """
     if not traced(input):
         return _nd.minimum_filter(input, size, footprint, output, mode, cval, origin,
-                                  **_axes_given(axes))
+                                  **axes_given(axes))
     return rank_of(input, 0, size, footprint, output, mode, cval, origin, axes, "minimum_filter")
 
 
@@ -431,7 +435,7 @@ def maximum_filter(input: Any, size: Any = None, footprint: Any = None, output: 
     """
     if not traced(input):
         return _nd.maximum_filter(input, size, footprint, output, mode, cval, origin,
-                                  **_axes_given(axes))
+                                  **axes_given(axes))
     return rank_of(input, -1, size, footprint, output, mode, cval, origin, axes, "maximum_filter")
 
 
@@ -463,147 +467,3 @@ def maximum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
         return _nd.maximum_filter1d(input, size, axis, output, mode, cval, origin)
     return rank_of(input, -1, size, None, output, mode, cval, origin, axis % np.ndim(input),
                  "maximum_filter1d")
-
-
-def grey_erosion(input: Any, size: Any = None, footprint: Any = None, structure: Any = None,
-                 output: Any = None, mode: str = "reflect", cval: float = 0.0, origin: Any = 0,
-                 *, axes: Any = None) -> Any:
-    """Grey erosion: the minimum over the footprint of ``input - structure``.
-
-    Example:
-        >>> import numpy as np
-        >>> grey_erosion(np.array([3.0, 1.0, 2.0, 5.0]), size=3).tolist()
-        [1.0, 1.0, 1.0, 2.0]
-    """
-    if not traced(input):
-        return _nd.grey_erosion(input, size, footprint, structure, output, mode, cval, origin,
-                                **_axes_given(axes))
-    x, picked = selected(input, footprint, mode, cval, origin, axes, size, structure, -1.0)
-    return finish(np.min(picked, axis=-1), x, output)
-
-
-def grey_dilation(input: Any, size: Any = None, footprint: Any = None, structure: Any = None,
-                  output: Any = None, mode: str = "reflect", cval: float = 0.0, origin: Any = 0,
-                  *, axes: Any = None) -> Any:
-    """Grey dilation: the maximum of ``input + structure`` over the reflected footprint.
-
-    Example:
-        >>> import numpy as np
-        >>> grey_dilation(np.array([3.0, 1.0, 2.0, 5.0]), size=2).tolist()
-        [3.0, 2.0, 5.0, 5.0]
-    """
-    if not traced(input):
-        return _nd.grey_dilation(input, size, footprint, structure, output, mode, cval, origin,
-                                 **_axes_given(axes))
-    x = asarray(input)
-    axes_, fp, st = footprint_of(x, size, footprint, structure, axes)
-    flip = (slice(None, None, -1),) * fp.ndim
-    fp, st = fp[flip], (None if st is None else st[flip])
-    origins = [-int(o) - (1 - s % 2) for o, s in zip(per_axis(origin, fp.ndim, "origin"),
-                                                      fp.shape)]
-    x, picked = selected(x, fp, mode, cval, origins, axes_, None, st, 1.0)
-    return finish(np.max(picked, axis=-1), x, output)
-
-
-def _morphology(name, input, size, footprint, structure, output, mode, cval, origin, axes):
-    """The composite morphology operation ``name`` (SciPy's own for a plain array)."""
-    if not traced(input):
-        return getattr(_nd, name)(input, size, footprint, structure, output, mode, cval, origin,
-                                  **_axes_given(axes))
-    args = (size, footprint, structure, None, mode, cval, origin)
-    if name in ("grey_opening", "white_tophat"):
-        opened = grey_dilation(grey_erosion(input, *args, axes=axes), *args, axes=axes)
-        out = opened if name == "grey_opening" else input - opened
-    elif name in ("grey_closing", "black_tophat"):
-        closed = grey_erosion(grey_dilation(input, *args, axes=axes), *args, axes=axes)
-        out = closed if name == "grey_closing" else closed - input
-    else:
-        dilated = grey_dilation(input, *args, axes=axes)
-        eroded = grey_erosion(input, *args, axes=axes)
-        out = dilated - eroded if name == "morphological_gradient" else \
-            dilated + eroded - 2 * input
-    return finish(out, asarray(input), output)
-
-
-def grey_opening(input: Any, size: Any = None, footprint: Any = None, structure: Any = None,
-                 output: Any = None, mode: str = "reflect", cval: float = 0.0, origin: Any = 0,
-                 *, axes: Any = None) -> Any:
-    """Grey opening: erosion, then dilation.
-
-    Example:
-        >>> import numpy as np
-        >>> grey_opening(np.array([3.0, 1.0, 2.0, 5.0]), size=2).tolist()
-        [3.0, 1.0, 2.0, 2.0]
-    """
-    return _morphology("grey_opening", input, size, footprint, structure, output, mode, cval,
-                       origin, axes)
-
-
-def grey_closing(input: Any, size: Any = None, footprint: Any = None, structure: Any = None,
-                 output: Any = None, mode: str = "reflect", cval: float = 0.0, origin: Any = 0,
-                 *, axes: Any = None) -> Any:
-    """Grey closing: dilation, then erosion.
-
-    Example:
-        >>> import numpy as np
-        >>> grey_closing(np.array([3.0, 1.0, 2.0, 5.0]), size=2).tolist()
-        [3.0, 2.0, 2.0, 5.0]
-    """
-    return _morphology("grey_closing", input, size, footprint, structure, output, mode, cval,
-                       origin, axes)
-
-
-def morphological_gradient(input: Any, size: Any = None, footprint: Any = None,
-                           structure: Any = None, output: Any = None, mode: str = "reflect",
-                           cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
-    """Dilation minus erosion.
-
-    Example:
-        >>> import numpy as np
-        >>> morphological_gradient(np.array([3.0, 1.0, 2.0, 5.0]), size=3).tolist()
-        [2.0, 2.0, 4.0, 3.0]
-    """
-    return _morphology("morphological_gradient", input, size, footprint, structure, output,
-                       mode, cval, origin, axes)
-
-
-def morphological_laplace(input: Any, size: Any = None, footprint: Any = None,
-                          structure: Any = None, output: Any = None, mode: str = "reflect",
-                          cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
-    """Dilation plus erosion minus twice the input.
-
-    Example:
-        >>> import numpy as np
-        >>> morphological_laplace(np.array([3.0, 1.0, 2.0, 5.0]), size=3).tolist()
-        [-2.0, 2.0, 2.0, -3.0]
-    """
-    return _morphology("morphological_laplace", input, size, footprint, structure, output,
-                       mode, cval, origin, axes)
-
-
-def white_tophat(input: Any, size: Any = None, footprint: Any = None, structure: Any = None,
-                 output: Any = None, mode: str = "reflect", cval: float = 0.0, origin: Any = 0,
-                 *, axes: Any = None) -> Any:
-    """The input minus its grey opening.
-
-    Example:
-        >>> import numpy as np
-        >>> white_tophat(np.array([3.0, 1.0, 2.0, 5.0]), size=2).tolist()
-        [0.0, 0.0, 0.0, 3.0]
-    """
-    return _morphology("white_tophat", input, size, footprint, structure, output, mode, cval,
-                       origin, axes)
-
-
-def black_tophat(input: Any, size: Any = None, footprint: Any = None, structure: Any = None,
-                 output: Any = None, mode: str = "reflect", cval: float = 0.0, origin: Any = 0,
-                 *, axes: Any = None) -> Any:
-    """The grey closing minus the input.
-
-    Example:
-        >>> import numpy as np
-        >>> black_tophat(np.array([3.0, 1.0, 2.0, 5.0]), size=2).tolist()
-        [0.0, 1.0, 0.0, 0.0]
-    """
-    return _morphology("black_tophat", input, size, footprint, structure, output, mode, cval,
-                       origin, axes)

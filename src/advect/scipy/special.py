@@ -30,6 +30,7 @@ import scipy.special as _sc
 from .. import ops
 from ..core import Tracer
 from ..ops._rules import normalize_axes
+from ..providers import numpy_dtype
 
 __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "erfcx", "erfinv", "expit",
            "log_expit", "ndtr", "log_ndtr", "ndtri", "logsumexp", "softmax", "log_softmax"]
@@ -189,7 +190,8 @@ def _traced(*values: Any) -> bool:
 def _finite_max(x: Any, axis: Any) -> Any:
     """The maximum over ``axis`` (kept), 0 where it is not finite: the shift that keeps
     ``exp(x - shift)`` in range (an all ``-inf`` slice then gives ``-inf``, not NaN)."""
-    m = np.max(np.real(x) if x.dtype.kind == "c" else x, axis=axis, keepdims=True)
+    m = np.max(np.real(x) if numpy_dtype(x.dtype).kind == "c" else x, axis=axis,
+               keepdims=True)
     return np.where(np.isfinite(m), m, 0.0)
 
 
@@ -230,7 +232,8 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         terms = b * terms
     total = np.sum(terms, axis=axes, keepdims=True)
     if return_sign:
-        sign = total / np.abs(total) if total.dtype.kind == "c" else np.sign(total)
+        sign = (total / np.abs(total) if numpy_dtype(total.dtype).kind == "c"
+                else np.sign(total))
         total = np.abs(total)
     with np.errstate(divide="ignore"):  # a sum of zeros: log 0 = -inf, as SciPy returns
         out = np.log(total) + shift
