@@ -180,6 +180,12 @@ def astype(x, dtype, casting="unsafe"):
     return x if aval_of(x).dtype == dtype else ops.astype(x, dtype=dtype.name)
 
 
+def numpy_scalar(x):
+    """``x[()]``: a 0-d result as the NumPy scalar NumPy's function returns (``where``,
+    ``reshape`` and ``full_like`` give 0-d arrays, as ``np.where`` does); others unchanged."""
+    return ops.gather(x, index=()) if not _shape(x) else x
+
+
 # --- reductions ------------------------------------------------------------------------------
 
 _FILL = {"reduce_sum": 0, "reduce_prod": 1}
@@ -267,7 +273,10 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         dtype = np.float64
     axes = normalize_axes(axis, len(_shape(a)))
     total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
-    return ops.divide(total, count_where(a, axes, keepdims, where, _real_of(total)))
+    out = ops.divide(total, count_where(a, axes, keepdims, where, _real_of(total)))
+    if dtype is not None and numpy_dtype(dtype).kind in "iu":  # NumPy's quotient is cast back
+        return astype(out, dtype)
+    return out
 
 
 @implements(np.var)

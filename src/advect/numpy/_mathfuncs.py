@@ -4,12 +4,12 @@ polynomials, special functions and the ``numpy.emath`` wrappers, written with op
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import ops
 from .._compat import cross_of_2_vectors
-from ..core import Tracer
 from ..dtypes import aval_of
 from ..ops._rules import one_axis
 from ._functions import (
@@ -21,6 +21,8 @@ from ._functions import (
     astype,
     concrete,
     implements,
+    known_value,
+    numpy_scalar,
     operand,
     reduction,
     slice_along,
@@ -109,7 +111,7 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
             raise ValueError("period must be a non-zero value")
         period = abs(period)
         x, xp = ops.remainder(x, period), ops.remainder(xp, period)
-        order = ops.argsort(xp, axis=0, stable=True)
+        order = ops.argsort(xp, axis=0, stable=False)  # NumPy's default sort: ties as its
         xp, fp = take_axis(xp, order, 0), take_axis(fp, order, 0)
         n = _shape(xp)[0]
         xp = ops.concat(ops.subtract(slice_along(xp, n - 1, n, 0), period), xp,
@@ -139,7 +141,7 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
     below = ops.reshape(below, shape=()) if _ndim(below) else below
     above = ops.reshape(above, shape=()) if _ndim(above) else above
     out = ops.where(ops.less(x, first), below, out)
-    return ops.where(ops.greater(x, last), above, out)
+    return numpy_scalar(ops.where(ops.greater(x, last), above, out))
 
 
 # --- products --------------------------------------------------------------------------------
@@ -249,13 +251,22 @@ def _polyder(p, m=1):
     return p
 
 
+def _constants(k):
+    """np.polyint's ``k`` as a list of scalars (Python numbers or 0-d values, traced or not)."""
+    if isinstance(k, list | tuple):
+        return list(k)
+    k = operand(k)
+    return [k] if _ndim(k) == 0 else [ops.gather(k, index=(i,)) for i in range(_shape(k)[0])]
+
+
 @implements(np.polyint)
 def _polyint(p, m=1, k=None):
     p = _coefficients(p)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
-    k = [0.0] * m if k is None else ([k] * m if np.ndim(k) == 0 and not isinstance(k, Tracer)
-                                      else list(k))
+    k = [0.0] * m if k is None else _constants(k)
+    if len(k) == 1:  # NumPy repeats one constant for every integration
+        k = k * m
     if len(k) < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
     if _kind(p) not in "fc":
@@ -353,15 +364,20 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         lhs = ops.multiply(lhs, ops.expand_dims(w, axes=(1,)))
         rhs = ops.multiply(rhs, w if _ndim(y) == 1 else ops.expand_dims(w, axes=(1,)))
     n = _shape(x)[0]
-    default_rcond = n * float(np.finfo(np.result_type(aval_of(x).dtype, np.float64)).eps)
+    if rcond is None:  # NumPy's n * eps of x + 0.0 (float32 for float32 x)
+        rcond = n * np.finfo(np.result_type(aval_of(x).dtype, 0.0)).eps
     scale = ops.sqrt(reduction(ops.reduce_sum, ops.square(lhs), 0, False))
     lhs = ops.divide(lhs, scale)
-    if rcond is None:
-        q, r = np.linalg.qr(lhs)  # QR instead of lstsq: stages, same solution at full rank
+    known = known_value(lhs)
+    rank = None if known is None else _rank(np.linalg.svd(known, compute_uv=False), rcond)
+    if rank == min(_shape(lhs)):
+        q, r = np.linalg.qr(lhs)  # QR instead of lstsq at full rank: the same solution
         coef = np.linalg.solve(r, ops.matmul(ops.matrix_transpose(q), rhs))
-    else:
-        coef = ops.matmul(np.linalg.pinv(lhs, rcond=float(rcond)), rhs)
-    rcond = default_rcond if rcond is None else float(rcond)
+    else:  # lstsq's truncated solution where rcond drops singular values (or may)
+        coef = ops.matmul(np.linalg.pinv(lhs, rcond=rcond), rhs)
+    if rank is not None and rank != order and not full:
+        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning,
+                      stacklevel=3)
     column = scale if _ndim(coef) == 1 else ops.expand_dims(scale, axes=(1,))
     c = ops.divide(coef, column)
     if not (full or cov):
@@ -371,9 +387,8 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     resids = ops.reshape(resids, shape=(1,)) if _ndim(resids) == 0 else resids
     if full:
         singular = np.linalg.svd(lhs, compute_uv=False)
-        values = concrete(singular, "numpy.polyfit(full=True) (the rank of the fit)")
-        rank = np.int32(np.count_nonzero(values > rcond * values.max())) if values.size \
-            else np.int32(0)
+        rank = _rank(concrete(singular, "numpy.polyfit(full=True) (the rank of the fit)"),
+                     rcond)
         if rank < order or n <= order:  # lstsq returns no residuals then
             resids = ops.zeros_like(resids, shape=(0,))
         return c, resids, rank, singular, rcond
@@ -390,6 +405,11 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if _ndim(y) == 1:
         return c, ops.multiply(base, fac)
     return c, ops.multiply(ops.expand_dims(base, axes=(2,)), fac)
+
+
+def _rank(singular, rcond):
+    """lstsq's rank: the singular values above ``rcond`` times the largest."""
+    return np.int32(np.count_nonzero(singular > rcond * singular.max()) if singular.size else 0)
 
 
 @implements(np.vander)
@@ -419,7 +439,8 @@ def _sinc(x):
     y_safe = ops.where(zero, eps, y)
     quotient = ops.divide(ops.sin(y_safe), y_safe)
     # at 0 the value is sin(eps)/eps = 1 exactly; the series 1 - y**2/6 gives its derivatives
-    return ops.where(zero, ops.subtract(1, ops.divide(ops.square(y), 6)), quotient)
+    return numpy_scalar(ops.where(zero, ops.subtract(1, ops.divide(ops.square(y), 6)),
+                                  quotient))
 
 
 def _chebyshev(x, coefficients):
@@ -469,7 +490,7 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         im = _nan_to_num_real(ops.imag(x), nan, posinf, neginf)
         result = ops.add(astype(re, aval_of(x).dtype), ops.multiply(im, 1j))
     if copy:
-        return result
+        return numpy_scalar(result)
     from ._mutation import assign_inplace  # copy=False writes into x, as NumPy does
     return assign_inplace(x, astype(result, aval_of(x).dtype), "numpy.nan_to_num(copy=False)")
 

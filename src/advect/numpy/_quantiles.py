@@ -27,6 +27,8 @@ from ._functions import (
     astype,
     concrete,
     implements,
+    known_value,
+    numpy_scalar,
     operand,
     pair,
     reduction,
@@ -59,7 +61,7 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
                          f"of {sorted(_CONTINUOUS) + list(_DISCRETE) + list(_STEPWISE)}")
     if weights is not None and method != "inverted_cdf":
         raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
-    strong_q = not isinstance(q, int | float)  # a Python scalar q does not widen the result
+    strong_q = type(q) not in (int, float)  # a Python scalar q does not widen the result
     a, q = operand(a), operand(q)
     if not isinstance(q, Tracer):
         q = np.asarray(q) / scale
@@ -75,7 +77,8 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
             and "median" not in name):  # a median of bools averages, it does not subtract
         raise TypeError(f"numpy.{name}: NumPy interpolates bools with a subtraction it does not "
                         "support; convert them with .astype(np.float64) first")
-    if aval_of(a).dtype.kind not in "fc":
+    picks = method in _PICKS  # values taken, not interpolated: ints and bools stay so
+    if aval_of(a).dtype.kind not in "fc" and not (picks and m):
         a = astype(a, np.float64)
     flat = _reshape(_transpose(a, keep + list(axes)), lead + (m,))
     if weights is not None:
@@ -86,7 +89,6 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
     else:
         data = _sort(flat, -1)  # NaNs sort last
     dtype = aval_of(data).dtype
-    picks = method in _PICKS  # values taken, not interpolated
     out_dtype = np.result_type(dtype, aval_of(q).dtype) if strong_q and not picks else dtype
     q_shape = _shape(q)
     kept = tuple(1 if d in axes else n_ for d, n_ in enumerate(_shape(a))) if keepdims else lead
@@ -94,39 +96,69 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
         raise IndexError(f"numpy.{name} of an empty array: index -1 is out of bounds for axis 0 "
                          "with size 0 (NumPy's error)")
     if m == 0:  # NumPy's nan-quantiles and medians of nothing are NaN
-        return ops.full_like(a, fill_value=np.nan, shape=q_shape + kept, dtype=out_dtype.name)
-    qv = astype(q, real_dtype(dtype))  # positions are real, also for complex data
+        return numpy_scalar(ops.full_like(a, fill_value=np.nan, shape=q_shape + kept,
+                                          dtype=out_dtype.name))
+    # positions in q's precision (float64 for a Python scalar), as NumPy's, whatever the data's
+    q_dtype = aval_of(q).dtype
+    qv = astype(q, q_dtype if strong_q and q_dtype.kind == "f" else np.float64)
     if isinstance(q, Tracer) and scale != 1:
         qv = ops.divide(qv, scale)
     qv = _reshape(qv, (1,) * len(lead) + (-1,))
+    skip_nan = skip_nan and dtype.kind in "fc"  # NumPy's nan-quantile of ints is the quantile
     if skip_nan:
-        n = reduction(ops.reduce_sum, astype(ops.logical_not(ops.isnan(flat)), real_dtype(dtype)),
-                      -1, True)
+        n = reduction(ops.reduce_sum, astype(ops.logical_not(ops.isnan(flat)),
+                                              aval_of(qv).dtype), -1, True)
         last = ops.subtract(n, 1)
     else:
         n, last = m, m - 1
     if weights is not None:
         out = along_axis(data, _weighted_index(weights, qv, m), len(lead))
     elif method in _STEPWISE:
-        out = _stepwise(data, n, qv, method, len(lead))
+        out = _stepwise(data, n, qv, method, len(lead), not strong_q)
     else:
-        out = _interpolated(data, n, last, qv, method, len(lead))
+        # a Python scalar q interpolates in the data's precision (NumPy's weak gamma)
+        out = _interpolated(data, n, last, qv, method, len(lead),
+                            None if strong_q else real_dtype(dtype))
     if skip_nan:  # an all-NaN slice gives a constant NaN (a zero tangent, not a NaN's)
         out = ops.where(ops.equal(n, 0), np.nan, out)
-    if not skip_nan and aval_of(data).dtype.kind in "fc":  # NumPy propagates a NaN in a slice
+    if not skip_nan and dtype.kind in "fc":  # NumPy propagates a NaN in a slice
         has_nan = reduction(ops.reduce_max, ops.isnan(flat), -1, True)
         out = ops.where(has_nan, np.nan, out)
     # (lead..., k) -> q's shape + lead (+ kept unit axes)
     k = _shape(out)[-1]
     out = _transpose(out, [len(lead)] + list(range(len(lead))))
     out = _reshape(out, q_shape + kept) if (k, *lead) != q_shape + kept else out
-    return astype(out, out_dtype)
+    out = astype(out, out_dtype)
+    # NumPy's weighted quantile of a scalar q is a 0-d array, the others a NumPy scalar
+    return out if weights is not None else numpy_scalar(out)
 
 
-def _interpolated(data, n, last, qv, method, axis):
+def _lerp(below, above, t, weak_dtype=None):
+    """NumPy's linear interpolation: from ``below`` up to ``t < 0.5``, from ``above`` down
+    from there (each exact at its end). ``weak_dtype``: the precision ``t`` and ``1 - t`` are
+    rounded to (NumPy's weak gamma for a Python scalar q), or None.
+
+    At a sample point (``t == 0``) the value is ``below``, also next to an infinite neighbour
+    (where ``inf * 0`` would give NaN), and the derivative in ``t`` is still the slope."""
+    diff = ops.subtract(above, below)
+    if type(t) is float:
+        if t < 0.5:
+            return ops.add(below, ops.multiply(diff, t))
+        return ops.subtract(above, ops.multiply(diff, 1.0 - t))
+    diff = ops.where(ops.logical_and(ops.equal(t, 0), ops.logical_not(ops.isfinite(diff))),
+                     0.0, diff)
+    up, down = t, ops.subtract(1.0, t)
+    if weak_dtype is not None:
+        up, down = astype(up, weak_dtype), astype(down, weak_dtype)
+    return ops.where(ops.greater_equal(t, 0.5), ops.subtract(above, ops.multiply(diff, down)),
+                     ops.add(below, ops.multiply(diff, up)))
+
+
+def _interpolated(data, n, last, qv, method, axis, weak_dtype):
     """The continuous methods and lower/higher/nearest/midpoint, along ``axis`` of the sorted
-    ``data``."""
-    if method in _CONTINUOUS:
+    ``data``; ``weak_dtype``: the precision the fractions are rounded to (a Python scalar q's
+    weak gamma), or None."""
+    if method in _CONTINUOUS and method != "linear":  # NumPy's (n - 1) q for linear
         alpha, beta = _CONTINUOUS[method]
         pos = ops.subtract(ops.add(ops.multiply(n, qv), ops.add(alpha, ops.multiply(
             qv, 1.0 - alpha - beta))), 1)
@@ -144,17 +176,18 @@ def _interpolated(data, n, last, qv, method, axis):
         out = along_axis(data, astype(ops.round(pos), np.int64), axis)
     else:
         below, above = along_axis(data, lo_i, axis), along_axis(data, hi_i, axis)
-        frac = 0.5 if method == "midpoint" else ops.subtract(pos, lo)
         if method == "midpoint":
             frac = ops.where(ops.equal(pos, lo), 0.0, 0.5)
-        out = ops.add(below, ops.multiply(ops.subtract(above, below), frac))
-        out = ops.where(ops.equal(frac, 0), below, out)  # exact at sample points, NaNs kept
+        else:
+            frac = ops.subtract(pos, lo)
+        out = _lerp(below, above, frac, weak_dtype)
     return out
 
 
-def _stepwise(data, n, qv, method, axis):
+def _stepwise(data, n, qv, method, axis, weak):
     """Hyndman and Fan's methods 1-3 (NumPy's ``inverted_cdf``, ``averaged_inverted_cdf`` and
-    ``closest_observation``), from the virtual index ``n*q - 1`` as NumPy computes it."""
+    ``closest_observation``), from the virtual index ``n*q - 1`` as NumPy computes it;
+    ``weak``: q was a Python scalar."""
     last = ops.maximum(ops.subtract(n, 1), 0)
     index = ops.subtract(ops.multiply(n, qv), 1.5 if method == "closest_observation" else 1)
     below = ops.floor(index)
@@ -163,7 +196,8 @@ def _stepwise(data, n, qv, method, axis):
         lo = astype(ops.clip(below, 0, last), np.int64)
         hi = astype(ops.clip(ops.add(below, 1), 0, last), np.int64)
         low, high = along_axis(data, lo, axis), along_axis(data, hi, axis)
-        mid = ops.add(low, ops.multiply(ops.subtract(high, low), 0.5))
+        # NumPy's gamma of 0.5: weak for a Python scalar q, else in q's precision
+        mid = _lerp(low, high, 0.5 if weak else np.asarray(0.5, aval_of(qv).dtype))
         return ops.where(ops.equal(gamma, 0), ops.where(ops.equal(lo, hi), low, mid), high)
     at_below = ops.equal(gamma, 0)
     if method == "closest_observation":  # ties go to the even (1-based) order statistic
@@ -263,13 +297,30 @@ def _bin_edges(a, bins, range_, dtype=None):
                                                                           hi)
     if dtype is None:  # NumPy's edges follow the data's float type
         dtype = np.result_type(aval_of(a).dtype, 0.0)
-    lo, hi = astype(operand(lo), dtype), astype(operand(hi), dtype)
-    return _linspace(lo, hi, int(bins) + 1)  # endpoints exact, so extremes fall inside
+    # spaced in the endpoints' precision (float64 for a range= of Python numbers), then rounded
+    # to the edges' dtype, as NumPy's; endpoints exact, so extremes fall inside
+    return _linspace(lo, hi, int(bins) + 1, dtype=dtype)
+
+
+def _checked_edges(a, bins, range_):
+    """np.histogram's edges, with its checks wherever the edges are known (a staged program
+    has none): increasing edges given, and ``bins`` distinct edges in the data's precision."""
+    edges = _bin_edges(a, bins, range_)
+    known = None if isinstance(bins, str) else known_value(edges)
+    if known is None:
+        return edges
+    if not isinstance(bins, int | np.integer):
+        if np.any(known[:-1] > known[1:]):
+            raise ValueError("`bins` must increase monotonically, when an array")
+    elif np.any(known[:-1] >= known[1:]):
+        raise ValueError(f"Too many bins for data range. Cannot create {int(bins)} finite-sized "
+                         "bins.")
+    return edges
 
 
 @implements(np.histogram_bin_edges)
 def _histogram_bin_edges(a, bins=10, range=None, weights=None):
-    return _bin_edges(_ravel(operand(a)), bins, range)
+    return _checked_edges(_ravel(operand(a)), bins, range)
 
 
 def _bin_index(a, edges):
@@ -305,7 +356,7 @@ def _edge_widths(edges):
 @implements(np.histogram)
 def _histogram(a, bins=10, range=None, density=None, weights=None):
     a = _ravel(operand(a))
-    edges = _bin_edges(a, bins, range)
+    edges = _checked_edges(a, bins, range)
     idx, inside = _bin_index(a, edges)
     w = None if weights is None else _ravel(operand(weights))
     counts = _bin_counts(idx, inside, _shape(edges)[0] - 1, w)
@@ -318,6 +369,8 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
 @implements(np.bincount, dynamic_only=True)
 def _bincount(x, weights=None, minlength=0):
     x = operand(x)
+    if aval_of(x).dtype.kind == "b":  # NumPy counts bools as 0 and 1 (a safe cast)
+        x = astype(x, np.int64)
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
@@ -325,7 +378,7 @@ def _bincount(x, weights=None, minlength=0):
     if value.size and value.min() < 0:
         raise ValueError("'list' argument must have no negative elements")
     length = max(int(value.max()) + 1 if value.size else 0, int(minlength))
-    if weights is None:
+    if weights is None or not value.size:  # NumPy counts nothing in integers, weights or not
         ones = ops.full_like(x, fill_value=1, dtype="int64")
         return ops.scatter_add(ops.zeros_like(ones, shape=(length,)), ones, x, index=("array",))
     w = operand(weights)

@@ -113,13 +113,16 @@ def _digitize(x, bins, right=False):
     value = concrete(bins, "np.digitize with traced bins (their direction is read from data)")
     if value.ndim != 1:
         raise ValueError("bins must be one-dimensional")
-    increasing = value.size < 2 or value[-1] >= value[0]
+    steps = np.diff(value)
+    increasing = bool(np.all(steps >= 0))
+    if not increasing and not np.all(steps <= 0):
+        raise ValueError("bins must be monotonically increasing or decreasing")
     side = "left" if right else "right"
     if increasing:
         return ops.searchsorted(bins, operand(x), side=side)
+    # decreasing bins: NumPy counts from the end of the reversed bins, with the same side
     flipped = ops.flip(bins, axes=(0,))
-    return ops.subtract(value.size, ops.searchsorted(flipped, operand(x),
-                                                     side="right" if right else "left"))
+    return ops.subtract(value.size, ops.searchsorted(flipped, operand(x), side=side))
 
 
 @implements(np.isin, nondiff=True)
@@ -137,12 +140,12 @@ def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=Non
 
 # --- unique and set operations (dynamic only: their sizes depend on data) --------------------
 
-def _unique_parts(ar, what, axis=None):
+def _unique_parts(ar, what, axis=None, equal_nan=True):
     value = concrete(ar, f"{what} (its output shape depends on data)")
     if axis is None:
         value = value.ravel()
     return np.unique(value, return_index=True, return_inverse=True, return_counts=True,
-                     axis=axis, equal_nan=True)
+                     axis=axis, equal_nan=equal_nan)
 
 
 @implements(np.unique, dynamic_only=True)
@@ -151,7 +154,7 @@ def _unique(ar, return_index=False, return_inverse=False, return_counts=False, a
     ar = operand(ar)
     if axis is not None:  # NumPy's AxisError comes before the data is needed
         normalize_axes(axis, len(_shape(ar)))
-    _, index, inverse, counts = _unique_parts(ar, "np.unique", axis)
+    _, index, inverse, counts = _unique_parts(ar, "np.unique", axis, equal_nan)
     if axis is None:
         values = take_axis(_ravel(ar), index, 0)
         inverse = inverse.reshape(_shape(ar)) if len(_shape(ar)) else inverse

@@ -12,7 +12,7 @@ from .. import ops
 from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..ops._rules import normalize_axes, one_axis
+from ..ops._rules import normalize_axes, one_axis, reduce_axes
 from ..providers import on_provider_of
 from ._functions import (
     _arg_reduce,
@@ -30,6 +30,7 @@ from ._functions import (
     flat_axis,
     implements,
     known_value,
+    numpy_scalar,
     operand,
     reduction,
     slice_along,
@@ -138,10 +139,21 @@ def _ediff1d(ary, to_end=None, to_begin=None):
     out = _diff(_ravel(ary))
     parts = [out]
     if to_begin is not None:
-        parts.insert(0, astype(_ravel(operand(to_begin)), aval_of(out).dtype))
+        parts.insert(0, _edge_cast(to_begin, out, "to_begin"))
     if to_end is not None:
-        parts.append(astype(_ravel(operand(to_end)), aval_of(out).dtype))
+        parts.append(_edge_cast(to_end, out, "to_end"))
     return _concatenate(parts, 0) if len(parts) > 1 else out
+
+
+def _edge_cast(edge, out, name):
+    """``edge`` flattened in ``out``'s dtype; NumPy refuses a cast outside ``same_kind``
+    (a float ``to_begin`` for integer data)."""
+    edge = _ravel(operand(edge))
+    dtype = aval_of(out).dtype
+    if not np.can_cast(aval_of(edge).dtype, dtype, casting="same_kind"):
+        raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the "
+                        "`same_kind` rule.")
+    return astype(edge, dtype)
 
 
 def _along(v, axis, ndim):
@@ -269,9 +281,9 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     else:
         w = operand(weights)
         if _shape(w) != _shape(a):
-            if axis is None or _ndim(w) != 1:
+            if axis is None:
                 raise TypeError("Axis must be specified when shapes of a and weights differ.")
-            w = _along(w, axes[0], _ndim(a))
+            w = _weights_along(w, a, axis)
         if _kind(a) not in "fc":
             a = astype(a, np.float64)
         full = ops.broadcast_to(w, shape=_shape(a)) if _shape(w) != _shape(a) else w
@@ -281,9 +293,21 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         avg = ops.divide(reduction(ops.reduce_sum, ops.multiply(a, w), axes, keepdims), scale)
     if returned:
-        return avg, ops.broadcast_to(scale, shape=_shape(avg)) if _shape(scale) != _shape(
-            avg) else scale
+        return avg, numpy_scalar(ops.broadcast_to(scale, shape=_shape(avg)) if _shape(
+            scale) != _shape(avg) else scale)
     return avg
+
+
+def _weights_along(w, a, axis):
+    """np.average's weights laid along ``axis`` (an int or a tuple, in the order given) of
+    ``a``, broadcastable to it."""
+    order = tuple(one_axis(d, _ndim(a)) for d in (axis if isinstance(axis, tuple) else (axis,)))
+    if _shape(w) != tuple(_shape(a)[d] for d in order):
+        raise ValueError("Shape of weights must be consistent with shape of a along specified "
+                         "axis.")
+    if list(order) != sorted(order):
+        w = _transpose(w, [int(i) for i in np.argsort(order)])
+    return _reshape(w, tuple(n if d in order else 1 for d, n in enumerate(_shape(a))))
 
 
 @implements(np.ptp)
@@ -298,7 +322,9 @@ def _logical(op, a, axis, keepdims, where, fill):
     a = a if _kind(a) == "b" else ops.not_equal(a, 0)
     if where is not True:
         a = ops.where(where, a, fill)
-    return reduction(op, a, axis, keepdims)
+    axes = reduce_axes(axis, _ndim(a))
+    empty = any(_shape(a)[d] == 0 for d in axes)  # all() of nothing is True, any() False
+    return reduction(op, a, axis, keepdims, initial=fill if empty else None)
 
 
 @implements(np.all, nondiff=True)
@@ -422,7 +448,7 @@ def _nan_extreme(op, fill, a, axis, keepdims, initial, where):
     if _kind(a) not in "fc" or initial is not None:  # an all-NaN slice gives initial, as NumPy
         return out
     empty = ops.equal(_nan_count(a, axis, keepdims), 0)
-    return ops.where(empty, np.nan, out)
+    return numpy_scalar(ops.where(empty, np.nan, out))
 
 
 @implements(np.nanmax)

@@ -58,23 +58,21 @@ reduce_sum = Op(
 
 def _first_extreme_mask(x, out, axes, keepdims):
     """1.0 at the first position (in C order over ``axes``) where ``x`` equals the reduced
-    ``out``, 0.0 elsewhere: max/min ties send the derivative to the first extreme."""
+    ``out``, 0.0 elsewhere: max/min ties send the derivative to the first extreme. A NaN
+    extreme equals no element: its slice is all NaN, so is its derivative (as JAX's and
+    autograd's), not a one-hot or all-ones guess."""
     full = out if keepdims else ops.expand_dims(out, axes=axes)
     hit = ops.equal(x, full)
-    if len(axes) == 1:
-        first = argmax(hit, axis=axes[0], keepdims=True)
-        shape = aval_of(x).shape
-        mask = ops.equal(ops.iota_like(x, shape=shape, axis=axes[0]), first)
-    else:  # rank the hits in C order over the reduced axes; keep the first
-        shape = aval_of(x).shape
-        rank = ops.iota_like(x, shape=shape, axis=axes[-1])
-        stride = shape[axes[-1]]
-        for a in reversed(axes[:-1]):
-            rank = ops.add(rank, ops.multiply(ops.iota_like(x, shape=shape, axis=a), stride))
-            stride *= shape[a]
-        ranked = ops.where(hit, rank, stride)
-        mask = ops.equal(ranked, reduce_min(ranked, axes=axes, keepdims=True))
-    return ops.astype(mask, dtype=aval_of(x).dtype.name)
+    # rank the hits in C order over the reduced axes; keep the first
+    shape = aval_of(x).shape
+    rank = ops.iota_like(x, shape=shape, axis=axes[-1])
+    stride = shape[axes[-1]]
+    for a in reversed(axes[:-1]):
+        rank = ops.add(rank, ops.multiply(ops.iota_like(x, shape=shape, axis=a), stride))
+        stride *= shape[a]
+    first = reduce_min(ops.where(hit, rank, stride), axes=axes, keepdims=True)
+    mask = ops.astype(ops.equal(rank, first), dtype=aval_of(x).dtype.name)
+    return ops.where(ops.less(first, stride), mask, np.nan)
 
 
 def _extreme_jvp(primals, tangents, out, *, axes, keepdims):

@@ -52,8 +52,9 @@ def _searchsorted_abstract(a, v, *, side):
 
 
 def _searchsorted_impl(xp, a, v, *, side):
-    if xp is np:
-        return np.asarray(np.searchsorted(a, v, side=side), dtype=np.int64)
+    if xp is np:  # a scalar v gives NumPy's scalar
+        out = np.searchsorted(a, v, side=side)
+        return out if out.dtype == np.int64 else out.astype(np.int64)
     return xp.searchsorted(a, v, side=side)
 
 
