@@ -44,6 +44,8 @@ EXTRA_CASES = [
         ops.logical_and, ops.logical_or, ops.logical_xor)),
     OpCase(ops.floor_divide, (_X, floats(4, seed=1))),
     OpCase(ops.argmax, (distinct(3, 4),), {"axis": 1, "keepdims": False}),
+    OpCase(ops.nanargmax, (distinct(3, 4),), {"axis": 1, "keepdims": False}),
+    OpCase(ops.nanargmin, (distinct(3, 4),), {"axis": None, "keepdims": True}),
     OpCase(ops.argmin, (distinct(3, 4),), {"axis": 0, "keepdims": True}),
     OpCase(ops.full_like, (_X,), {"fill_value": 2, "shape": (2,), "dtype": None}),
     OpCase(ops.iota_like, (_X,), {"shape": (3, 4), "axis": 1}),

@@ -291,3 +291,29 @@ def test_histogram_refuses_decreasing_bin_edges():
     with pytest.raises(ValueError, match="increase monotonically"):
         _dynamic(lambda a: np.histogram(a, bins=np.array([0.0, 2.0, 1.0]))[0], X)
 
+
+
+@pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_staged_nanarg_of_an_all_nan_slice_raises(name, axis):
+    f = getattr(np, name)
+    a = np.full((2, 2), np.nan)
+    if axis is not None:
+        a[0, 1] = 1.0  # column 0 and row 1 are all NaN
+    program = ad.stage(lambda x: f(x, axis=axis), np.ones((2, 2)))
+    with pytest.raises(ValueError, match="All-NaN slice"):
+        program(a)
+    np.testing.assert_array_equal(program(np.eye(2)), f(np.eye(2), axis=axis))
+
+
+def test_clip_derivative_where_the_bounds_cross():
+    # NumPy's clip is minimum(maximum(x, lo), hi): where lo > hi the output is hi, a constant
+    x = np.array([0.5, 2.0, -1.0, 3.0])
+
+    def f(a):
+        return np.clip(a, a[0] + 1.0, 1.0)  # lo = 1.5 > hi = 1.0
+
+    t = np.array([1.0, -2.0, 0.5, 3.0])
+    _, tangent = ad.jvp(f)(x, tangents=t)
+    eps = 1e-6
+    np.testing.assert_allclose(tangent, (f(x + eps * t) - f(x - eps * t)) / (2 * eps), atol=1e-8)

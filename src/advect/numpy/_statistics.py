@@ -4,7 +4,6 @@ traced arrays, written with reduction, sorting and shape ops."""
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
@@ -461,25 +460,14 @@ def _nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     return _nan_extreme(ops.reduce_min, np.inf, a, axis, keepdims, initial, where)
 
 
-def _refuse_all_nan(a, axis):
-    """NumPy's ValueError for an all-NaN slice of nanargmax/nanargmin, wherever the values
-    are known (dynamic transforms; a staged program has none, and answers 0 there)."""
-    value = known_value(a)
-    if value is not None and value.dtype.kind in "fc" and value.size and np.any(
-            np.all(np.isnan(value), axis=None if axis is None else operator.index(axis))):
-        raise ValueError("All-NaN slice encountered")
-
-
 @implements(np.nanargmax, nondiff=True)
 def _nanargmax(a, axis=None, out=None, *, keepdims=False):
-    _refuse_all_nan(a, axis)
-    return _arg_reduce(ops.argmax, _nan_filled(a, -np.inf), axis, keepdims)
+    return _arg_reduce(ops.nanargmax, operand(a), axis, keepdims)
 
 
 @implements(np.nanargmin, nondiff=True)
 def _nanargmin(a, axis=None, out=None, *, keepdims=False):
-    _refuse_all_nan(a, axis)
-    return _arg_reduce(ops.argmin, _nan_filled(a, np.inf), axis, keepdims)
+    return _arg_reduce(ops.nanargmin, operand(a), axis, keepdims)
 
 
 @implements(np.nanmean)

@@ -367,7 +367,9 @@ def _clip_abstract(x, lo, hi, **_):
 
 def _clip_jvp(primals, tangents, out):
     (x, lo, hi), (dx, dlo, dhi) = primals, tangents
-    below, above = less(x, lo), greater(x, hi)
+    # NumPy's clip is minimum(maximum(x, lo), hi): hi wins wherever lo > hi
+    above = greater(maximum(x, lo), hi)
+    below = logical_and(less(x, lo), logical_not(above))
     t = None if dx is None else where(logical_or(below, above), 0.0, dx)
     if dlo is not None:
         t = add_tangents(t, where(below, dlo, 0.0))

@@ -128,6 +128,29 @@ argmin = Op("argmin", attrs=("axis", "keepdims"), abstract=_arg_abstract,
             impl=_arg_impl("argmin"), nondiff=True)
 
 
+def _nan_arg_impl(name, fill):
+    """NumPy's nanargmax/nanargmin, which refuse an all-NaN slice with a ValueError when the
+    program runs (staged too); other providers ignore NaNs as a fill and check the same."""
+    def impl(xp, x, *, axis, keepdims):
+        if xp is np:
+            out = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+            return out if out.dtype == np.int64 else out.astype(np.int64)
+        x = _portable.numeric(xp, x)
+        if xp.isdtype(x.dtype, "real floating"):
+            nan = xp.isnan(x)
+            if bool(xp.any(xp.all(nan, axis=axis))):
+                raise ValueError("All-NaN slice encountered")
+            x = xp.where(nan, fill, x)
+        return getattr(xp, name[3:])(x, axis=axis, keepdims=keepdims)
+    return impl
+
+
+nanargmax = Op("nanargmax", attrs=("axis", "keepdims"), abstract=_arg_abstract,
+               impl=_nan_arg_impl("nanargmax", -np.inf), nondiff=True)
+nanargmin = Op("nanargmin", attrs=("axis", "keepdims"), abstract=_arg_abstract,
+               impl=_nan_arg_impl("nanargmin", np.inf), nondiff=True)
+
+
 def _cumulative_sum_abstract(x, *, axis):
     return _sum_abstract(x, axes=(), keepdims=True).update(shape=x.shape)
 

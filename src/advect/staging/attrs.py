@@ -216,7 +216,8 @@ _BOOL = _boolean
 _TABLE: dict[str, dict] = {
     **{name: {"axes": _axes, "keepdims": _BOOL}
        for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")},
-    **{name: {"axis": _axis_or_none, "keepdims": _BOOL} for name in ("argmax", "argmin")},
+    **{name: {"axis": _axis_or_none, "keepdims": _BOOL}
+       for name in ("argmax", "argmin", "nanargmax", "nanargmin")},
     **{name: {"axis": _axis} for name in ("cumulative_sum", "cumulative_prod", "cumulative_max",
                                           "cumulative_min", "concat")},
     "argsort": {"axis": _axis, "stable": _BOOL},

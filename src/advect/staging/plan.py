@@ -58,7 +58,8 @@ _UFUNC_OF: dict[tuple, object] = {}  # (op, number of operands) -> its ufunc or 
 _ALLOCATING = frozenset((
     "argmax", "argmin", "argpartition", "argsort", "cholesky", "concat", "cumulative_max",
     "cumulative_min", "cumulative_prod", "cumulative_sum", "det", "dot_general", "eig", "eigh",
-    "eigvalsh", "expm", "fft", "irfft", "rfft", "inv", "lu_factor", "matmul", "pinv", "qr",
+    "eigvalsh", "expm", "fft", "irfft", "rfft", "inv", "lu_factor", "matmul", "nanargmax",
+    "nanargmin", "pinv", "qr",
     "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "roll", "scatter", "scatter_add",
     "searchsorted", "slogdet", "solve", "svd", "svdvals", "triangular_solve"))
 # elementwise ops that may hand back their operand or a view of it
