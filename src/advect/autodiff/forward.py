@@ -32,14 +32,15 @@ class JVPTrace(Trace):
             self.alive = False  # Trace.close
 
     def process(self, op, args, attrs):
-        if len(args) == 1:  # the common unary case, without the loop
+        n = len(args)
+        if n == 1:  # the common unary case, without the loop
             a = args[0]
             if type(a) is JVPTracer and a._trace is self:
                 p, t = a.primal, a.tangent
             else:
                 p, t = a, None
-            return self._finish(op, (p,), (t,), t is not None, isinstance(p, Tracer), attrs)
-        if len(args) == 2:  # the common binary case, without the loop
+            primals, tangents, nonzero, nested = (p,), (t,), t is not None, isinstance(p, Tracer)
+        elif n == 2:  # the common binary case, without the loop
             a, b = args
             if type(a) is JVPTracer and a._trace is self:
                 pa, ta = a.primal, a.tangent
@@ -49,32 +50,29 @@ class JVPTrace(Trace):
                 pb, tb = b.primal, b.tangent
             else:
                 pb, tb = b, None
-            return self._finish(op, (pa, pb), (ta, tb), ta is not None or tb is not None,
-                                isinstance(pa, Tracer) or isinstance(pb, Tracer), attrs)
-        primals = []
-        tangents = []
-        nonzero = False
-        nested = False  # whether a primal belongs to an outer trace
-        for a in args:
-            if type(a) is JVPTracer and a._trace is self:
-                p = a.primal
-                t = a.tangent
-                tangents.append(t)
-                if t is not None:
-                    nonzero = True
-            else:
-                p = a
-                tangents.append(None)
-            primals.append(p)
-            if isinstance(p, Tracer):
-                nested = True
-        return self._finish(op, primals, tangents, nonzero, nested, attrs)
-
-    def _finish(self, op, primals, tangents, nonzero, nested, attrs):
+            primals, tangents = (pa, pb), (ta, tb)
+            nonzero = ta is not None or tb is not None
+            nested = isinstance(pa, Tracer) or isinstance(pb, Tracer)
+        else:
+            primals, tangents = [], []
+            nonzero = False
+            nested = False  # whether a primal belongs to an outer trace
+            for a in args:
+                if type(a) is JVPTracer and a._trace is self:
+                    p = a.primal
+                    t = a.tangent
+                    tangents.append(t)
+                    if t is not None:
+                        nonzero = True
+                else:
+                    p = a
+                    tangents.append(None)
+                primals.append(p)
+                if isinstance(p, Tracer):
+                    nested = True
         if nested:
             out = bind(op, *primals, **attrs)
         else:  # concrete primals: call the provider directly
-            n = len(primals)
             xp = np if type(primals[0]) in NUMPY_TYPES and (
                 n == 1 or n == 2 and type(primals[1]) in NUMPY_TYPES) else \
                 namespace_of(primals)  # which also refuses mixed providers
