@@ -43,11 +43,13 @@ def blockwise_value_and_grad(loss: Callable, params: Any, *data: Any,
     The gradient of ``loss`` is staged once per distinct block shape, each block is a Dask task,
     and the per-block values and gradients are summed in a tree. With ``reduce="sum"`` the
     result is the sum over blocks; with ``"mean"`` the average weighted by block size (so a
-    loss that is a mean over its block's rows gives the mean over all rows). Returns the value
-    as a Python float and the gradient as NumPy arrays in the structure of ``params``.
+    loss that is a mean over its block's rows gives the mean over all rows). Blocks without
+    rows are skipped. Returns the value as a Python float and the gradient as (writable) NumPy
+    arrays in the structure of ``params``.
 
     Raises:
-        ValueError: ``reduce`` is unknown, no data is given, or the arrays' row chunks differ.
+        ValueError: ``reduce`` is unknown, no data is given, the arrays' row chunks differ or
+            are unknown (``compute_chunk_sizes()`` first), or there are no rows.
         TypeError: an entry of ``data`` is not a Dask array.
 
     Example:
@@ -73,24 +75,33 @@ def blockwise_value_and_grad(loss: Callable, params: Any, *data: Any,
         if d.ndim == 0:
             raise ValueError(f"blockwise_value_and_grad: data[{k}] is 0-d; data is split "
                              "along its first axis")
+    for k, d in enumerate(data):
+        if any(np.isnan(n) for n in d.shape):
+            raise ValueError(f"blockwise_value_and_grad: data[{k}] has unknown chunk sizes "
+                             f"{d.chunks}; call .compute_chunk_sizes() on it first")
     rows = data[0].chunks[0]
     for k, d in enumerate(data[1:], 1):
         if d.chunks[0] != rows:
             raise ValueError(f"blockwise_value_and_grad: data[{k}] has row chunks "
                              f"{d.chunks[0]}, data[0] has {rows}; rechunk them alike")
+    total = sum(rows)
+    if total == 0:
+        raise ValueError("blockwise_value_and_grad: the data has no rows")
     data = [d.rechunk({i: -1 for i in range(1, d.ndim)}) if d.ndim > 1 else d for d in data]
     params = tree_map(np.asarray, params)
     programs = _block_programs(loss, params, data, rows)
     blocks = [d.to_delayed().ravel() for d in data]
-    total = sum(rows)
     parts = []
     for i, n in enumerate(rows):
+        if n == 0:  # no rows: nothing to add (a mean over them would be NaN)
+            continue
         weight = n / total if reduce == "mean" else 1.0
         program = programs[tuple(_block_shape(d, i) for d in data)]
         parts.append(dask.delayed(_run_block)(program, params, weight,
                                               *(b[i] for b in blocks)))
     value, gradient = dask.compute(_tree_sum(dask, parts))[0]
-    return float(value), gradient
+    # a program may return a captured constant, read-only: the caller owns what it gets
+    return float(value), tree_map(np.array, gradient)
 
 
 def _block_shape(d, i: int) -> tuple:
@@ -103,6 +114,8 @@ def _block_programs(loss, params, data, rows) -> dict:
 
     programs = {}
     for i in range(len(rows)):
+        if rows[i] == 0:
+            continue
         shapes = tuple(_block_shape(d, i) for d in data)
         if shapes not in programs:
             specs = [ad.ArraySpec(s, d.dtype.name) for s, d in zip(shapes, data)]
@@ -142,7 +155,8 @@ def map_program(program: Any, *batched_inputs: Sequence[Any]) -> list:
     in run order. Exceptions raised in a run reach the caller.
 
     Raises:
-        TypeError: ``program`` is not a ``StagedProgram``.
+        TypeError: ``program`` is not a ``StagedProgram``, or a batched input is not a
+            sequence.
         ValueError: the sequences differ in length.
 
     Example:
@@ -158,6 +172,10 @@ def map_program(program: Any, *batched_inputs: Sequence[Any]) -> list:
         raise TypeError(f"map_program needs a StagedProgram (ad.stage(f, ...)), got a "
                         f"{type(program).__name__}")
     dask, _ = _dask()
+    for k, b in enumerate(batched_inputs):
+        if not hasattr(b, "__len__") or not hasattr(b, "__getitem__"):
+            raise TypeError(f"map_program: batched input {k} is a {type(b).__name__}; give a "
+                            "sequence with one entry per run")
     lengths = {len(b) for b in batched_inputs}
     if len(lengths) > 1:
         raise ValueError(f"map_program: the batched inputs have different lengths "

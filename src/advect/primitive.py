@@ -6,7 +6,9 @@ programs refer to the primitive by that name. The rules are attached with ``def_
 ``def_jvp`` and ``def_transpose``:
 
 * ``abstract(*args, **static)`` gets the dynamic arguments with ``AbstractValue`` leaves and
-  returns the output's ``ArraySpec`` pytree (staging needs it);
+  returns the output's ``ArraySpec`` pytree (staging needs it); once it has described a call
+  signature, implementation outputs for it that differ in shape or dtype raise ``ValueError``
+  (a staged or restored program replayed directly or under a dynamic transform);
 * ``jvp(output, primals, tangents, **static)`` gets the output as ``f`` returned it and flat
   tuples of the dynamic leaves and their tangents (``None`` for a zero or nondifferentiable
   tangent); it returns the output tangent, written with NumPy calls so that it traces;
@@ -59,8 +61,10 @@ from .primitive_operands import (
     LINEAR_MAP_SUFFIX,
     RESERVED_PREFIX,
     SCALARS,
+    check_outputs,
     checked_rule,
     default_name,
+    fitting,
     flatten_operand,
     inexact,
     is_array,
@@ -205,6 +209,8 @@ class Primitive:
             ...     return x.spec
         """
         self._abstract = checked_rule(self.name, "abstract", rule)
+        with self._out_trees_lock:  # what an earlier abstract rule declared no longer holds
+            self._out_trees.clear()
         return rule
 
     def def_jvp(self, rule: Callable) -> Callable:
@@ -242,7 +248,7 @@ class Primitive:
         if not self._residual:
             outs = bind(self.op, *leaves, operands=operands, static=static)
             return tree_unflatten(self._out_tree(operands, static, leaves), outs)
-        frame: list = [None]
+        frame: list = [None, self]  # [the residual its implementation made, its owner]
         stack = frame_stack()
         stack.append(frame)
         try:
@@ -310,32 +316,43 @@ class Primitive:
     # or the abstract rule, both reached by every bind) records the output's tree structure here,
     # keyed by the attrs and the input shapes and dtypes; the handle and the JVP and transpose
     # rules read it back.
-    def _record_out_tree(self, operands, static, leaves, treedef: TreeDef) -> None:
+    # The abstract rule also records its output avals: an implementation run for a signature the
+    # abstract rule has described (a staged program replayed by a dynamic transform, a restored
+    # program) is checked against them.
+    def _record_out_tree(self, operands, static, leaves, treedef: TreeDef,
+                         avals: tuple | None = None) -> tuple | None:
+        """Record (or check) the output structure of a call signature; return the output avals
+        the abstract rule declared for it (``None`` when it has not run for it)."""
         key = signature_key(operands, static, leaves)
         trees = self._out_trees
         known = trees.get(key)
-        if known is None:
+        if known is None or (avals is not None and known[1] is None):
             with self._out_trees_lock:  # bounded: one entry per distinct static value and shape
-                if len(trees) >= MAX_OUT_TREES:
+                known = trees.get(key)
+                if known is None and len(trees) >= MAX_OUT_TREES:
                     del trees[next(iter(trees))]  # the oldest; a rule needing it finds it again
-                known = trees.setdefault(key, treedef)
+                if known is None or (avals is not None and known[1] is None
+                                     and known[0] == treedef):
+                    known = trees[key] = (treedef, avals)
+        known, declared = known
         if known != treedef:
             raise ValueError(f"primitive {self.name!r} returned the structure {treedef!r} where "
                              f"it returned {known!r} before for the same input shapes and "
                              "dtypes; a primitive's output structure must depend only on them "
                              "(and its abstract rule must agree with its implementation)")
+        return declared
 
     def _out_tree(self, operands, static, leaves) -> TreeDef:
         key = signature_key(operands, static, leaves)
-        treedef = self._out_trees.get(key)
-        if treedef is None and self._abstract is not None:  # dropped from the bounded table
+        entry = self._out_trees.get(key)
+        if entry is None and self._abstract is not None:  # dropped from the bounded table
             self._abstract_rule(*map(aval_of, leaves), operands=operands, static=static)
-            treedef = self._out_trees.get(key)
-        if treedef is None:
+            entry = self._out_trees.get(key)
+        if entry is None:
             raise TracingError(f"primitive {self.name!r}: its output structure is unknown for "
                                "this call because neither its implementation nor its abstract "
                                "rule ran for it")
-        return treedef
+        return entry[0]
 
     # --- the registered op's rules ---------------------------------------------------------------
     def _impl(self, xp, *leaves, operands, static):
@@ -355,7 +372,9 @@ class Primitive:
             if not (is_array(o) or type(o) in SCALARS):
                 raise TypeError(f"primitive {self.name!r} returned a {type(o).__name__} as "
                                 f"output leaf {k}; outputs must be arrays or pytrees of arrays")
-        self._record_out_tree(operands, static, leaves, treedef)
+        declared = self._record_out_tree(operands, static, leaves, treedef)
+        if declared is not None:
+            self.check_replay(outs, declared)
         return tuple(outs)
 
     def _take_residual(self, out):
@@ -367,39 +386,36 @@ class Primitive:
                             f"release), got a {type(out).__name__}")
         holder = Residual(out.residual, out.release)
         stack = frame_stack()
-        if stack and stack[-1][0] is None:
+        if stack and stack[-1][1] is self and stack[-1][0] is None:  # this handle's own call
             stack[-1][0] = holder
         else:
             holder.close()
         return out.output
 
-    def _tape_residual(self) -> dict:
-        """The ``residual`` attr for a linear-map equation on the tape."""
+    def _tape_residual(self, fallback: bool) -> dict | None:
+        """The ``residual`` attr for a linear-map equation on the tape; ``None`` when there is
+        no residual to hold (a staged derivative) and ``fallback`` allows transposing the JVP
+        rule instead."""
         if not self._residual:
             return {}
         stack = frame_stack()
-        holder = stack[-1][0] if stack else None
+        holder = stack[-1][0] if stack and stack[-1][1] is self else None
         if holder is None:
+            if fallback:
+                return None
             raise TracingError(
                 f"primitive {self.name!r} has residual=True, and this derivative would need its "
                 "residual after the call: a staged derivative would have to save it (residuals "
-                "are never saved). Differentiate it with a dynamic transform (ad.grad, ad.vjp), "
-                "or give the primitive a JVP rule so reverse mode can transpose that instead")
+                "are never saved), and a staged or restored program replayed under a dynamic "
+                "transform holds none. Differentiate a direct call of the primitive with a "
+                "dynamic transform (ad.grad, ad.vjp), or give the primitive a JVP rule so "
+                "reverse mode can transpose that instead")
         holder.taped = True
         return {"residual": holder}
 
     def check_replay(self, outs, avals) -> None:
         """Check a staged replay's implementation outputs against the abstract rule's avals."""
-        if len(outs) != len(avals):
-            raise ValueError(f"primitive {self.name!r} returned {len(outs)} output leaves where "
-                             f"its abstract rule declared {len(avals)}")
-        for k, (o, aval) in enumerate(zip(outs, avals)):
-            got = aval_of(o)
-            if tuple(got.shape) != aval.shape or got.dtype != aval.dtype:
-                raise ValueError(f"primitive {self.name!r} returned {got.dtype}"
-                                 f"{list(got.shape)} as output leaf {k} where its abstract rule "
-                                 f"declared {aval.dtype}{list(aval.shape)}; the abstract rule "
-                                 "must describe what the implementation returns")
+        check_outputs(self.name, outs, avals)
 
     def _abstract_rule(self, *avals, operands, static):
         if self._abstract is None:
@@ -415,8 +431,9 @@ class Primitive:
                 raise TypeError(f"primitive {self.name!r}: the abstract rule returned a "
                                 f"{type(s).__name__} as output leaf {k}; return ArraySpecs")
             out.append(s.aval)
-        self._record_out_tree(operands, static, avals, treedef)
-        return tuple(out)
+        out = tuple(out)
+        self._record_out_tree(operands, static, avals, treedef, out)
+        return out
 
     def _jvp_rule(self, primals, tangents, out, *, operands, static):
         tangents = self._live_tangents(operands, primals, tangents)
@@ -429,11 +446,12 @@ class Primitive:
                                  "in reverse mode only; define a JVP rule with "
                                  f"@{self._label}.def_jvp to use it in forward mode",
                                  op=self.name)
-            slots = tuple(i for i, t in enumerate(tangents) if t is not None)
-            result = bind(self.linear_map, *primals, *out, *(tangents[i] for i in slots),
-                          operands=operands, static=static, tangents=slots,
-                          **self._tape_residual())
-            return tuple(r if inexact(o) else None for r, o in zip(result, out))
+            residual = self._tape_residual(fallback=self._jvp is not None)
+            if residual is not None:
+                slots = tuple(i for i, t in enumerate(tangents) if t is not None)
+                result = bind(self.linear_map, *primals, *out, *(tangents[i] for i in slots),
+                              operands=operands, static=static, tangents=slots, **residual)
+                return tuple(r if inexact(o) else None for r, o in zip(result, out))
         if self._jvp is None:
             raise self._missing("jvp", "to differentiate it (or a transpose rule, for reverse "
                                 "mode only)", reverse=on_tape)
@@ -513,8 +531,9 @@ class Primitive:
         if any(is_linear(t) for t in tangents if t is not None):
             # by linearity, a tangent that does not depend on the tape's variables is zero
             leaves = [t if is_linear(t) else None for t in leaves]
-        return tuple(None if t is None or not inexact(o) else fit(t, aval_of(o))
-                     for t, o in zip(leaves, out))
+        return tuple(None if t is None or not inexact(o)
+                     else fit(fitting(self.name, "JVP", "tangent", "output", k, t, o), aval_of(o))
+                     for k, (t, o) in enumerate(zip(leaves, out)))
 
     def _run_transpose(self, ct, primals, out, operands, static, active: tuple,
                        residual: Residual | None = None) -> tuple:
@@ -536,7 +555,10 @@ class Primitive:
                              f"must return a tuple with one cotangent (or None) for each of "
                              f"its {len(primals)} dynamic leaves")
         live = self._live_tangents(operands, primals, result)
-        return tuple(live)
+        return tuple(None if c is None
+                     else fitting(self.name, "transpose", "cotangent", "dynamic input", k, c, p,
+                                  " (summed over any axes the primitive broadcast)")
+                     for k, (c, p) in enumerate(zip(live, primals)))
 
     def _missing_residual(self) -> TracingError:
         return TracingError(f"primitive {self.name!r} has residual=True, but its transpose rule "

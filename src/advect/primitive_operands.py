@@ -189,10 +189,47 @@ def _frozen(x):
     return tuple(_frozen(v) for v in x) if isinstance(x, tuple | list) else x
 
 
+def _typed(x):
+    """A static value with the type of each scalar in it: ``2``, ``2.0`` and ``True`` are equal
+    in Python but are different settings (``x ** 2`` keeps an integer dtype, ``x ** 2.0`` does
+    not)."""
+    if isinstance(x, tuple | list):
+        return tuple(_typed(v) for v in x)
+    return (type(x).__name__, x)
+
+
 def signature_key(operands, static, leaves) -> tuple:
-    key = (operands, static, tuple((a.shape, a.dtype) for a in map(aval_of, leaves)))
+    """What a primitive's output structure and avals depend on: the attrs (static values with
+    their types) and the input shapes and dtypes."""
+    return (_frozen(operands), _typed(static),
+            tuple((a.shape, a.dtype) for a in map(aval_of, leaves)))
+
+
+def check_outputs(name: str, outs, avals) -> None:
+    """Refuse implementation outputs that are not what the abstract rule declared."""
+    if len(outs) != len(avals):
+        raise ValueError(f"primitive {name!r} returned {len(outs)} output leaves where its "
+                         f"abstract rule declared {len(avals)}")
+    for k, (o, aval) in enumerate(zip(outs, avals)):
+        got = aval_of(o)
+        if tuple(got.shape) != aval.shape or got.dtype != aval.dtype:
+            raise ValueError(f"primitive {name!r} returned {got.dtype}{list(got.shape)} as "
+                             f"output leaf {k} where its abstract rule declared "
+                             f"{aval.dtype}{list(aval.shape)}; the abstract rule must describe "
+                             "what the implementation returns")
+
+
+def fitting(name: str, rule: str, what: str, slot: str, k: int, value, like, hint: str = ""):
+    """``value`` when its shape broadcasts to ``like``'s (a rule may return a smaller tangent or
+    cotangent, as NumPy broadcasting would give it); else a ValueError naming the primitive,
+    the rule and the leaf."""
+    got, want = tuple(aval_of(value).shape), tuple(aval_of(like).shape)
     try:
-        hash(key)
-    except TypeError:  # attrs read back from JSON hold lists
-        key = (_frozen(operands), _frozen(static), key[2])
-    return key
+        fits = got == want or np.broadcast_shapes(got, want) == want
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"primitive {name!r}: the {rule} rule returned a {what} of shape {got} "
+                         f"for {slot} leaf {k}, whose shape is {want}; return one of that "
+                         f"shape{hint}")
+    return value

@@ -58,8 +58,11 @@ class Residual:
             self._finalizer()
 
 
-# One frame per running Primitive.__call__ in this thread: the residual its implementation made
-# (the innermost trace runs the implementation once; every nesting level's rules share it).
+# One frame per running Primitive.__call__ in this thread: ``[residual, handle]``, the residual
+# its implementation made (the innermost trace runs the implementation once; every nesting
+# level's rules share it) and the handle called. An implementation reached without its own
+# handle's frame on top (a staged program replayed inside another primitive's implementation,
+# say) keeps no residual, so it can never take another call's slot.
 _frames = threading.local()
 
 

@@ -53,7 +53,7 @@ def _in_provider_of(value, like):
         like = like._concrete()
     if isinstance(like, np.ndarray | np.generic):
         return value
-    return namespace_of((like,)).asarray(value)
+    return namespace_of((like,)).asarray(value, device=getattr(like, "device", None))
 
 
 # --- naming the custom primitives on a failing path ------------------------------------------
@@ -95,14 +95,33 @@ def _inexact_leaves(tree):
             for leaf in tree_flatten(tree)[0]]
 
 
+def _leaves(tree) -> list:
+    """``tree``'s leaves with ``None`` kept as a leaf, so that a tangent tree with ``None`` for
+    an integer input lines up with its primal tree."""
+    return tree_flatten(tree, is_leaf=lambda x: x is None)[0]
+
+
+def _shifted(args, tangents, step):
+    """``args + step * tangents`` leaf by leaf (leaves with a ``None`` tangent unchanged)."""
+    flat, treedef = tree_flatten(args, is_leaf=lambda x: x is None)
+    ts = _leaves(tangents)
+    if len(ts) != len(flat):
+        raise ValueError("the tangents' structure differs from the arguments'")
+    return tree_unflatten(treedef, [a if t is None or a is None else a + step * t
+                                    for a, t in zip(flat, ts)])
+
+
+def _differences(f, args, tangents, eps):
+    """Central differences of ``f`` along ``tangents`` (``None`` for non-float outputs)."""
+    plus, minus = f(*_shifted(args, tangents, eps)), f(*_shifted(args, tangents, -eps))
+    return [None if p is None else (_concrete(p) - _concrete(m)) / (2 * eps)
+            for p, m in zip(_inexact_leaves(plus), _inexact_leaves(minus))]
+
+
 def _check_jvp(f, args, tangents, rtol, atol, eps, what):
     argnums = tuple(range(len(args)))
     _, out_t = jvp(f, argnums)(*args, tangents=tangents)
-    shifted = [tree_map(lambda a, t, s=s: a + s * eps * t, x, t)
-               for s in (1.0, -1.0) for x, t in [(args, tangents)]]
-    plus, minus = f(*shifted[0]), f(*shifted[1])
-    fd = [None if p is None else (_concrete(p) - _concrete(m)) / (2 * eps)
-          for p, m in zip(_inexact_leaves(plus), _inexact_leaves(minus))]
+    fd = _differences(f, args, tangents, eps)
     for k, (got, want) in enumerate(zip(tree_flatten(out_t)[0], fd)):
         if want is None:
             continue
@@ -118,8 +137,12 @@ def _cotangent_leaves(out_leaves, rng, cotangent=None):
     if cotangent is not None:
         return tree_flatten(cotangent)[0]
     cts = [_random_like(o, rng) for o in out_leaves]
-    return [c if c is not None else np.zeros(np.shape(_concrete(o)), np.float64)
-            for c, o in zip(cts, out_leaves)]
+    return [c if c is not None else _zero_cotangent(o) for c, o in zip(cts, out_leaves)]
+
+
+def _zero_cotangent(out):
+    """The zero cotangent of an integer or bool output, in the output's provider."""
+    return _in_provider_of(np.zeros(np.shape(_concrete(out)), np.float64), out)
 
 
 def _check_vjp(f, args, tangents, rng, rtol, atol, what, cotangent=None):
@@ -131,7 +154,7 @@ def _check_vjp(f, args, tangents, rng, rtol, atol, what, cotangent=None):
     in_cts = pullback(tree_unflatten(out_def, cts))
     lhs = _inner(cts, [t if c is not None else None
                        for t, c in zip(tree_flatten(out_t)[0], _inexact_leaves(out))])
-    rhs = _inner(tree_flatten(in_cts)[0], tree_flatten(tangents)[0])
+    rhs = _inner(_leaves(in_cts), _leaves(tangents))
     scale = max(1.0, abs(lhs), abs(rhs))
     if abs(lhs - rhs) > (rtol + atol) * scale:
         raise AssertionError(f"{what}: reverse mode disagrees with forward mode: <ct, J t> = "
@@ -142,6 +165,10 @@ def check_grads(f: Callable, args: Sequence[Any], order: int = 2,
                 modes: Sequence[str] = ("fwd", "rev"), *, rtol: float | None = None,
                 atol: float | None = None, eps: float | None = None, seed: int = 0) -> None:
     """Check ``f``'s derivatives w.r.t. all of ``args`` up to ``order``.
+
+    ``modes=("rev",)`` alone compares reverse mode with central differences instead of with
+    forward mode, so functions whose custom primitives have only a transpose rule can be checked.
+    Integer and bool arguments are held constant.
 
     Raises ``AssertionError`` naming what disagrees.
 
@@ -160,8 +187,10 @@ def _check_order(f, args, order, modes, rng, rtol, atol, eps, what):
     tangents = tuple(tree_map(lambda a: _random_like(a, rng), a) for a in args)
     if "fwd" in modes:
         _check_jvp(f, args, tangents, rtol, atol, eps, what)
-    if "rev" in modes:
+    if "rev" in modes and "fwd" in modes:
         _check_vjp(f, args, tangents, rng, rtol, atol, what)
+    elif "rev" in modes:  # reverse mode alone: no JVP to compare with (a transpose-only rule)
+        _check_vjp_differences(f, args, tangents, rng, rtol, atol, eps, what)
     if order <= 1:
         return
     argnums = tuple(range(len(args)))
@@ -173,8 +202,8 @@ def _check_order(f, args, order, modes, rng, rtol, atol, eps, what):
     if "rev" in modes:
         out = f(*args)
         def cotangent(o):  # integer outputs (frexp's exponent) get zero cotangents
-            ct = _random_like(_concrete(o), rng)
-            return np.zeros(np.shape(_concrete(o))) if ct is None else ct
+            ct = _random_like(o, rng)
+            return _zero_cotangent(o) if ct is None else ct
         cts = tree_map(cotangent, out)
 
         def pulled(*xs):
@@ -385,12 +414,8 @@ def _check_vjp_differences(f, args, tangents, rng, rtol, atol, eps, what, cotang
     out_leaves, out_def = tree_flatten(out)
     cts = _cotangent_leaves(out_leaves, rng, cotangent)
     in_cts = pullback(tree_unflatten(out_def, cts))
-    plus = f(*(a + eps * t for a, t in zip(args, tangents)))
-    minus = f(*(a - eps * t for a, t in zip(args, tangents)))
-    fd = [None if p is None else (_concrete(p) - _concrete(m)) / (2 * eps)
-          for p, m in zip(_inexact_leaves(plus), _inexact_leaves(minus))]
-    lhs = _inner(cts, fd)
-    rhs = _inner(tree_flatten(in_cts)[0], list(tangents))
+    lhs = _inner(cts, _differences(f, args, tangents, eps))
+    rhs = _inner(_leaves(in_cts), _leaves(tangents))
     if abs(lhs - rhs) > (rtol + atol) * max(1.0, abs(lhs), abs(rhs)):
         raise AssertionError(f"{what}: reverse mode disagrees with central differences: "
                              f"<ct, finite differences> = {lhs!r} but <J^T ct, t> = {rhs!r}")
@@ -431,7 +456,7 @@ def _check_staged_pullback(f, args, rng, name):
         return  # a cotangent for an integer output has no meaning
     argnums = tuple(range(len(args)))
     rtol, atol, _ = _tolerances(args, None, None, None, out)
-    cts = tree_map(lambda o: _random_like(_concrete(o), rng), out)
+    cts = tree_map(lambda o: _random_like(o, rng), out)
     pullback = vjp_program(stage(f, *args), argnums=argnums)
     restored = type(pullback).from_dict(json.loads(json.dumps(pullback.to_dict())))
     want = [_concrete(g) for g in tree_flatten(vjp(f, argnums)(*args)[1](cts))[0]]
