@@ -45,3 +45,19 @@ def test_reshape_method_with_copy_true_is_a_new_array():
     x = np.arange(4.0)
     assert ad.stage(f, x)(x) == f(x)
     np.testing.assert_array_equal(ad.grad(f)(x), [1.0, 2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("call", ["jvp", "vjp", "linearize"])
+def test_a_numpy_tangent_or_cotangent_for_torch_values_is_refused(call):
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    f = lambda x: x * x  # noqa: E731
+    with pytest.raises(TypeError, match="providers"):
+        if call == "jvp":
+            ad.jvp(f)(x, tangents=np.ones(2))
+        elif call == "vjp":
+            ad.vjp(f)(x)[1](np.ones(2))
+        else:
+            ad.linearize(f, x)[1](np.ones(2))
+    _, tangent = ad.jvp(f)(x, tangents=torch.ones(2, dtype=torch.float64))
+    assert isinstance(tangent, torch.Tensor)

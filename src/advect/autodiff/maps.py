@@ -12,7 +12,9 @@ import threading
 import numpy as np
 
 from .. import ops
+from ..core import Tracer
 from ..dtypes import aval_of
+from ..providers import namespace_of
 from ..pytree import tree_flatten, tree_unflatten
 from .reverse import backward, forward
 
@@ -73,7 +75,8 @@ class _TapeMap:
         parts = self._shared.parts
         if parts is None:
             raise RuntimeError(self._closed)
-        cts = _cotangent_leaves(cotangent, parts[3], parts[2])  # before a Pullback is used up
+        cts = _cotangent_leaves(cotangent, parts[3], parts[2], parts[4].primals)  # before a
+        # Pullback is used up
         parts = self._enter(take=not keep)
         tape, in_vars, out_vars, _, sel, _ = parts
         try:
@@ -128,11 +131,13 @@ class Pullback(_TapeMap):
         return self._pull(cotangent, keep=False)
 
 
-def _cotangent_leaves(cotangent, treedef, out_vars):
+def _cotangent_leaves(cotangent, treedef, out_vars, inputs):
     leaves, ct_def = tree_flatten(cotangent)
     if ct_def != treedef:  # None stands for a zero cotangent of any output leaf or subtree
         leaves = []
         _leaves_up_to(treedef, cotangent, leaves, cotangent, "cotangent", "output")
+    if not any(isinstance(p, Tracer) for p in inputs):
+        namespace_of((*inputs, *leaves))  # a NumPy cotangent for torch values: refused
     for leaf, var in zip(leaves, out_vars):
         if leaf is None:
             continue
@@ -238,7 +243,10 @@ def tangent_leaves(tangents, sel) -> list:
         if t is None:
             out.append(None)
             continue
-        t = np.asarray(t, dtype=float) if type(t) in (int, float) else t
+        if type(t) in (int, float):
+            t = np.asarray(t, dtype=float)
+        elif not isinstance(p, Tracer) and not isinstance(t, Tracer):
+            namespace_of((p, t))  # a NumPy tangent for a torch input: refused, never mixed
         if type(t) is bool or getattr(aval_of(t).dtype, "kind", "") == "b":
             raise TypeError(f"a bool tangent was given for an input of dtype "
                             f"{aval_of(p).dtype}; tangents must be floating or complex")
