@@ -61,3 +61,22 @@ def test_a_numpy_tangent_or_cotangent_for_torch_values_is_refused(call):
             ad.linearize(f, x)[1](np.ones(2))
     _, tangent = ad.jvp(f)(x, tangents=torch.ones(2, dtype=torch.float64))
     assert isinstance(tangent, torch.Tensor)
+
+
+def test_jacobian_of_a_transpose_only_primitive_falls_back_to_reverse_mode():
+    # more outputs than inputs picks forward mode, which a primitive without a JVP cannot run
+    @ad.primitive(name="tests.probe3.stack_scaled")
+    def stack_scaled(x):
+        return np.concatenate([x, 2 * x])
+
+    @stack_scaled.def_abstract
+    def _(x):
+        return ad.ArraySpec((2 * x.spec.shape[0],), x.spec.dtype)
+
+    @stack_scaled.def_transpose
+    def _(ct, primals, output):
+        n = primals[0].shape[0]
+        return (ct[:n] + 2 * ct[n:],)
+
+    np.testing.assert_array_equal(ad.jacobian(stack_scaled)(np.array([1.0, 2.0])),
+                                  np.vstack([np.eye(2), 2 * np.eye(2)]))

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import aval_of
+from ..errors import NoJVPError
 from ..providers import on_provider_of
 from ..pytree import tree_unflatten
 from .api import _is_array, _linearize_leaves, _Selection, grad, jvp, value_and_grad
@@ -67,8 +68,14 @@ def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
         n_in = sum(aval_of(p).size for p in sel.primals)
         n_out = sum(aval_of(p).size for p in outs)
         complex_in = any(aval_of(p).dtype.kind == "c" for p in sel.primals)
-        blocks = (_jac_forward if n_in < n_out and not complex_in else _jac_reverse)(
-            tape, in_vars, out_vars, sel.primals, outs)
+        blocks = None
+        if n_in < n_out and not complex_in:
+            try:
+                blocks = _jac_forward(tape, in_vars, out_vars, sel.primals, outs)
+            except NoJVPError:  # a primitive with only a transpose rule: reverse mode serves
+                pass
+        if blocks is None:
+            blocks = _jac_reverse(tape, in_vars, out_vars, sel.primals, outs)
         per_out = [sel.unflatten(row, _zero_block(o)) for row, o in zip(blocks, outs)]
         return tree_unflatten(out_def, per_out)
 
