@@ -21,11 +21,11 @@ import numpy as np
 
 from .. import ops
 from ..core import Tracer
-from ..dtypes import aval_of
+from ..dtypes import Aval, aval_of, result_type
 from ..errors import TracingError
 from ..ops._rules import broadcast_shapes, normalize_axes, one_axis, reduced_shape
 from ..ops.indexing import index_shape
-from ._functions import stand_in_for_empty
+from ._functions import numpy_scalar
 from ._methods import _operand
 from ._ufuncs import _cast, _name, translation, write_out
 
@@ -120,6 +120,17 @@ def _fold_dtype(ufunc, a, what, scan=False):
     return result
 
 
+def _method_loop(ufunc, dtype, requested, what) -> np.dtype:
+    """The dtype NumPy's reduce, accumulate and reduceat of ``dtype`` entries run in, with
+    ``requested`` (``dtype=``, or None) fixing it; raises as NumPy does when no loop fits
+    (logical_and has no float64 result)."""
+    try:
+        return ufunc.resolve_dtypes((None, dtype, None), signature=(requested, None, None),
+                                    reduction=True, casting="unsafe")[0]
+    except TypeError as e:
+        raise TypeError(f"{what}: {e}") from None
+
+
 def _start(item, dtype):
     return item if aval_of(item).dtype == dtype else ops.astype(item, dtype=dtype.name)
 
@@ -176,8 +187,11 @@ def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""
         a = _start(a, _fold_dtype(ufunc, a, what))
     if mask is not None:  # an identity drops out; without one the op is idempotent (max, min)
         a = ops.where(mask, a, initial if ufunc.identity is None else ufunc.identity)
-    if initial is not _NoValue and initial is not None:
-        a = stand_in_for_empty(a, axes, initial)
+    shape = aval_of(a).shape
+    if initial is not _NoValue and initial is not None and not isinstance(initial, Tracer) \
+            and any(shape[d] == 0 for d in axes):  # nothing to reduce: initial (a loop scalar)
+        return ops.full_like(a, fill_value=initial, shape=reduced_shape(shape, axes, keepdims),
+                             dtype=np.asarray(initial).dtype.name)
     result = fast(a, axes, keepdims)
     return result if initial is _NoValue or initial is None else found(result, initial)
 
@@ -196,8 +210,12 @@ def _check_reorderable(ufunc, dtype, what):
 def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=False,
             initial=_NoValue, where=True):
     a = _operand(array)
-    if dtype is not None:
-        a = _cast(a, np.dtype(dtype), "unsafe", what)
+    requested = None if dtype is None else np.dtype(dtype)
+    loop = _method_loop(ufunc, aval_of(a).dtype, requested, what)
+    if requested is not None:
+        a = _cast(a, requested, "unsafe", what)
+    if initial is not _NoValue and initial is not None and not isinstance(initial, Tracer):
+        initial = np.array(initial, dtype=loop)[()]  # in the loop's dtype, as NumPy casts it
     axes = normalize_axes(axis, aval_of(a).ndim)
     if len(axes) > 1:
         _check_reorderable(ufunc, aval_of(a).dtype, what)
@@ -213,9 +231,11 @@ def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=Fa
         # NumPy's reduce starts there, in the loop's dtype: hypot.reduce([-3.]) is 3.0
         initial = np.asarray(ufunc.identity).astype(_fold_dtype(ufunc, a, what))[()]
     result = reduce_axes(ufunc, found, a, axes, bool(keepdims), initial, what, mask)
-    if dtype is not None:  # add.reduce sums int16 in int64 (as np.sum); dtype= is the result's
-        result = _start(result, np.dtype(dtype))
-    return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
+    if requested is not None:  # add.reduce sums int16 in int64 (as np.sum); dtype= is the result's
+        result = _start(result, requested)
+    if out is None:
+        return numpy_scalar(result)  # a reduction to 0-d gives a NumPy scalar
+    return write_out(_out_tuple(out), result, "same_kind", what)
 
 
 # --- accumulate and reduceat ------------------------------------------------------------------
@@ -254,6 +274,7 @@ def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
     a = _operand(array)
     requested = None if dtype is None else np.dtype(dtype)
     if requested is not None:
+        _method_loop(ufunc, aval_of(a).dtype, requested, what)
         a = _cast(a, requested, "unsafe", what)
     ndim = aval_of(a).ndim
     if ndim == 0:
@@ -298,8 +319,10 @@ def _segment_sums(a, indices, axis, n):
 
 def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
     a = _operand(array)
-    if dtype is not None:
-        a = _cast(a, np.dtype(dtype), "unsafe", what)
+    requested = None if dtype is None else np.dtype(dtype)
+    if requested is not None:
+        _method_loop(ufunc, aval_of(a).dtype, requested, what)
+        a = _cast(a, requested, "unsafe", what)
     if isinstance(indices, Tracer):  # the segment lengths come from the data: dynamic only
         indices = indices._concrete_for(f"{what} with traced indices")
     indices = [int(i) for i in np.asarray(indices).reshape(-1)]
@@ -308,7 +331,6 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
     for i in indices:
         if not 0 <= i < n:
             raise IndexError(f"{what}: index {i} out-of-bounds in [0, {n})")
-    requested = None if dtype is None else np.dtype(dtype)
     if ufunc is np.add:
         result = _segment_sums(a, indices, axis, n)
         if requested is not None:  # segment sums of int16 are int64; dtype= is the result's
@@ -337,7 +359,9 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
 def _outer(ufunc, found, what, a, b, **kwargs):
     from ._ufuncs import call_ufunc
 
-    a, b = _operand(a), _operand(b)
+    # outer makes arrays of its operands first: a Python scalar is not weak there
+    a, b = (np.asarray(v) if isinstance(v, bool | int | float | complex) else _operand(v)
+            for v in (a, b))
     trailing = (1,) * aval_of(b).ndim
     if trailing:
         a = ops.reshape(a, shape=(*aval_of(a).shape, *trailing))
@@ -406,6 +430,15 @@ def _at_with_arrays(found, a, index, arrays, b, dtype, what):
     return new
 
 
+def _adds_in(dtype, b) -> bool:
+    """Whether adding ``b`` to entries of ``dtype`` and casting back is adding ``b`` cast to
+    ``dtype``: NumPy adds in the promoted dtype and casts each sum (``int8 + 0.7`` rounds after
+    the add), which one scatter_add of the cast ``b`` matches only when nothing is widened or
+    the widening is between integers (wrapping commutes with adding)."""
+    wider = result_type(Aval((), dtype), aval_of(b))
+    return wider == dtype or (wider.kind in "iu" and dtype.kind in "iu")
+
+
 def _at(ufunc, found, what, a, indices, b=None):
     from ._indexing import normalize_index
     from ._mutation import assign_inplace, write_plain
@@ -413,9 +446,11 @@ def _at(ufunc, found, what, a, indices, b=None):
     if not isinstance(a, Tracer):
         write_plain(a, what)
     dtype = aval_of(a).dtype
-    b = None if b is None else _operand(b)
+    # at makes an array of b first: a Python scalar is not weak (int8 + 300 wraps, as NumPy's)
+    b = None if b is None else np.asarray(b) if isinstance(b, bool | int | float | complex) \
+        else _operand(b)
     index, arrays = normalize_index(a.shape, indices)
-    if ufunc in (np.add, np.subtract):  # scatter_add accumulates repeated indices
+    if ufunc in (np.add, np.subtract) and _adds_in(dtype, b):  # scatter_add accumulates repeats
         v = b if ufunc is np.add else ops.negative(b)
         new = ops.scatter_add(a, _cast(v, dtype, "unsafe", what), *arrays, index=index)
     elif not arrays:  # basic indices never repeat

@@ -19,6 +19,7 @@ from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
 from ..ops._rules import conj, dot_sum, one_axis
+from ._functions import numpy_scalar
 from ._methods import _operand
 
 __all__ = ["UFUNCS", "SCIPY_SPECIAL", "array_ufunc", "translation", "call_ufunc"]
@@ -227,15 +228,9 @@ _NUMPY_UFUNCS = frozenset(v for v in vars(np).values() if isinstance(v, np.ufunc
 
 # --- the call and its keywords -----------------------------------------------------------------
 
-_BOOL_RESULT = frozenset({np.equal, np.not_equal, np.less, np.less_equal, np.greater,
-                          np.greater_equal, np.logical_and, np.logical_or, np.logical_xor,
-                          np.logical_not, np.isnan, np.isinf, np.isfinite, np.isnat,
-                          np.signbit})
-
-
 def _cast(x, dtype, casting, what):
     """``x`` as ``dtype`` under NumPy's ``casting`` rule; Python scalars stay weak."""
-    if isinstance(x, bool | int | float | complex):
+    if _scalar(x):
         return x
     source = aval_of(x).dtype
     if source == dtype:
@@ -246,15 +241,43 @@ def _cast(x, dtype, casting, what):
     return ops.astype(x, dtype=dtype.name)
 
 
-def _loop_dtype(ufunc, signature, what):
-    """The input dtype a ``signature=`` selects ("dd->d" or (np.float64, None, None))."""
-    if isinstance(signature, str):
-        signature = tuple(signature.split("->")[0])
-    dtypes = {np.dtype(s) for s in signature[:ufunc.nin] if s is not None}
-    if len(dtypes) != 1:
-        raise TypeError(f"{what}: signature={signature!r} must give one input dtype on traced "
-                        "arrays; use dtype= or cast the operands")
-    return dtypes.pop()
+def _scalar(x) -> bool:
+    return isinstance(x, bool | int | float | complex)
+
+
+def _fixed_loop(ufunc, args, signature, dtype, casting, what):
+    """The operands cast to the loop NumPy runs for ``signature=`` or ``dtype=`` (which fixes
+    every output's dtype), and the loop's output dtypes. ``ufunc.resolve_dtypes`` picks the loop
+    and checks the casts, raising NumPy's own errors (no loop, a cast ``casting`` refuses)."""
+    if dtype is not None:
+        if signature is not None:
+            raise TypeError(f"{what}: cannot specify both 'signature' and 'dtype'")
+        signature = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
+    elif isinstance(signature, str):  # "ff->f"
+        ins, arrow, outs = signature.partition("->")
+        if not arrow or len(ins) != ufunc.nin or len(outs) != ufunc.nout:
+            raise ValueError(f"{what}: signature={signature!r} needs {ufunc.nin} type codes "
+                             f"before '->' and {ufunc.nout} after it")
+        signature = tuple(np.dtype(c) for c in ins + outs)
+    else:
+        signature = tuple(None if s is None else np.dtype(s) for s in signature)
+    operands = tuple(np.dtype(bool) if type(a) is bool else type(a) if _scalar(a)
+                     else aval_of(a).dtype for a in args)
+    loop = ufunc.resolve_dtypes(operands + (None,) * ufunc.nout, signature=signature,
+                                casting=casting)
+    args = [_loop_scalar(a, d, casting) if _scalar(a) else _cast(a, d, "unsafe", what)
+            for a, d in zip(args, loop)]
+    return args, loop[ufunc.nin:]
+
+
+def _loop_scalar(x, dtype, casting):
+    """A Python scalar operand converted to its loop's dtype as NumPy converts it: an int must
+    fit (``OverflowError``), a complex needs a complex loop (``TypeError``) unless ``casting``
+    is "unsafe", which casts it."""
+    if type(x) is int or casting != "unsafe":
+        return np.array(x, dtype=dtype)[()]
+    with np.errstate(invalid="ignore"):
+        return np.array(x).astype(dtype)[()]
 
 
 def _finite_at(ufunc, v) -> bool:
@@ -323,26 +346,23 @@ def call_ufunc(ufunc, inputs, kwargs):
     if kwargs:
         raise TypeError(f"{what}: unsupported keywords {sorted(kwargs)} on traced arrays")
     args = [_operand(a) for a in inputs]
-    if signature is not None:
-        loop = _loop_dtype(ufunc, signature, what)
-        args = [_cast(a, loop, casting, what) for a in args]
-    if dtype is not None and ufunc not in _BOOL_RESULT:
-        dtype = np.dtype(dtype)
-        args = [_cast(a, dtype, casting, what) for a in args]
-    if where is True:
-        result = found(*args, **gufunc_kwargs)
-    else:
-        result = found(*_masked_inputs(ufunc, args, where), **gufunc_kwargs)
-        parts = result if isinstance(result, tuple) else (result,)
+    loop = None
+    if signature is not None or dtype is not None:
+        args, loop = _fixed_loop(ufunc, args, signature, dtype, casting, what)
+    result = found(*(args if where is True else _masked_inputs(ufunc, args, where)),
+                   **gufunc_kwargs)
+    parts = result if isinstance(result, tuple) else (result,)
+    if loop is not None:  # a composite (float_power's float64) may compute wider than the loop
+        parts = tuple(_cast(r, d, "unsafe", what) for r, d in zip(parts, loop))
+    if where is not True:
         # NumPy leaves the masked-off entries of a fresh result uninitialized: Advect makes
         # them zeros (with zero derivatives), any value being what NumPy may return there
         targets = out if out is not None else (None,) * len(parts)
-        parts = tuple(ops.where(where, r, ops.zeros_like(r)) if o is None
+        # (a fresh 0-d result is a NumPy scalar, as NumPy gives)
+        parts = tuple(numpy_scalar(ops.where(where, r, ops.zeros_like(r))) if o is None
                       else ops.where(where, _cast(r, aval_of(o).dtype, casting, what), o)
                       for r, o in zip(parts, targets))
-        result = parts if isinstance(result, tuple) else parts[0]
-    if dtype is not None and ufunc in _BOOL_RESULT:
-        result = _cast(result, dtype, "unsafe", what)
+    result = parts if isinstance(result, tuple) else parts[0]
     if out is not None:
         return write_out(out, result, casting, what)
     return result

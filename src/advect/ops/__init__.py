@@ -7,6 +7,7 @@ The table modules are imported here; every op is also an attribute of this packa
 from ..core import REGISTRY, Op
 from . import _rules
 from .bitwise import *  # noqa: F403
+from .casts import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .einsum import *  # noqa: F403
 from .elementwise import *  # noqa: F403

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import Op
-from ..dtypes import Aval
+from ..dtypes import Aval, aval_of
 
 
 def _like_abstract(x, *, shape=None, dtype=None, **_):
@@ -15,8 +15,8 @@ def _like_abstract(x, *, shape=None, dtype=None, **_):
 
 
 def _dtype(xp, x, dtype):
-    if dtype is None:
-        return x.dtype if hasattr(x, "dtype") else None
+    if dtype is None:  # a Python scalar operand (a weak input) has its default dtype, as in NumPy
+        return x.dtype if hasattr(x, "dtype") else aval_of(x).dtype
     return np.dtype(dtype) if xp is np else getattr(xp, dtype)
 
 

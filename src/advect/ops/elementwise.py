@@ -11,7 +11,6 @@ import math
 import numpy as np
 
 from .. import core, ops
-from .._compat import provider_function
 from ..core import Op, Tracer
 from ..dtypes import Aval, aval_of
 from . import _portable
@@ -221,8 +220,18 @@ abs = Op("abs", abstract=real_unary, impl=lambda xp, x: xp.abs(x), jvp=_abs_jvp,
          elementwise=True)
 
 
-sign = Op("sign", abstract=ufunc_abstract(np.sign), impl=lambda xp, x: xp.sign(x), nondiff=True,
-          elementwise=True)
+def _sign_jvp(primals, tangents, out):
+    """Zero for real ``x``; for complex ``s = z/|z|``, ``ds = (dz - s Re(conj(s) dz)) / |z|``
+    (the tangent's part across the ray), zero at z == 0 as abs'(0) is."""
+    (x,), (dx,) = primals, tangents
+    if aval_of(x).dtype.kind != "c":
+        return None
+    inverse = divide(abs(out), where(equal(out, 0), 1, abs(x)))  # 1/|z|, 0 at z == 0
+    return multiply(subtract(dx, multiply(out, real(multiply(conj(out), dx)))), inverse)
+
+
+sign = Op("sign", abstract=ufunc_abstract(np.sign), impl=lambda xp, x: xp.sign(x),
+          jvp=_sign_jvp, elementwise=True)
 
 # --- exponentials and logarithms -------------------------------------------------------------
 
@@ -455,7 +464,7 @@ signbit = _unary("signbit", lambda xp, x: xp.signbit(x), abstract=bool_unary)
 
 
 def _real_transpose(ct, x):  # the adjoint of Re is the embedding of the reals
-    return (ct if x.dtype.kind != "c" else astype(ct, dtype=x.dtype.name),)
+    return (ct if x.dtype.kind != "c" else ops.astype(ct, dtype=x.dtype.name),)
 
 
 real = Op("real", abstract=real_unary, impl=lambda xp, x: xp.real(x), linear=True,
@@ -548,59 +557,5 @@ heaviside = Op("heaviside", abstract=ufunc_abstract(np.heaviside), elementwise=T
 rint = _unary("rint", numpy_impl("rint", lambda xp, x: xp.round(x)),
               abstract=ufunc_abstract(np.rint))
 isnat = _unary("isnat", numpy_impl("isnat"), abstract=ufunc_abstract(np.isnat))
-
-# --- casts ---------------------------------------------------------------------------------
-
-
-def _astype_abstract(x, *, dtype):
-    return Aval(x.shape, np.dtype(dtype), False, x.device)
-
-
-def _astype_jvp(primals, tangents, out, *, dtype):
-    (dx,) = tangents
-    if np.dtype(dtype).kind not in "fc":
-        return None
-    return fit(dx, out)
-
-
-def _astype_transpose(ct, x, *, dtype):
-    return (fit(ct, Aval(x.shape, x.dtype)),)
-
-
-def _astype_impl(xp, x, *, dtype):
-    if type(x) in (bool, int, float, complex):  # a Python scalar: a weak input's value
-        out = xp.asarray(x, dtype=_provider_dtype(xp, dtype))  # no longer weak
-        return out[()] if xp is np else out  # a NumPy scalar, as NumPy's functions give
-    return provider_function(xp, "astype")(x, _provider_dtype(xp, dtype))
-
-
-astype = Op("astype", attrs=("dtype",), abstract=_astype_abstract, impl=_astype_impl,
-            jvp=_astype_jvp, transpose=_astype_transpose, elementwise=True, strong=True)
-
-
-# ``python_scalar``: a 0-d value as the Python scalar ``x.item()`` gives, weak, so it promotes
-# as a Python number does (``int8_array.item() * 3`` is 300). ``dtype`` names the weak dtype:
-# 'bool', 'int64', 'float64' or 'complex128'.
-_PYTHON_TYPES = {"bool": bool, "int64": int, "float64": float, "complex128": complex}
-
-
-def _python_scalar_abstract(x, *, dtype):
-    if x.shape:
-        raise ValueError(f"python_scalar takes a 0-d value, not one of shape {x.shape}")
-    return Aval((), np.dtype(dtype), True, x.device)
-
-
-def _python_scalar_transpose(ct, x, *, dtype):
-    return (astype(ct, dtype=aval_of(x).dtype.name),)
-
-
-python_scalar = Op("python_scalar", attrs=("dtype",), abstract=_python_scalar_abstract,
-                   impl=lambda xp, x, *, dtype: _PYTHON_TYPES[dtype](x), linear=True,
-                   transpose=_python_scalar_transpose, elementwise=True)
-
-
-def _provider_dtype(xp, name):
-    return np.dtype(name) if xp is np else getattr(xp, name)
-
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)]
