@@ -80,3 +80,12 @@ def test_jacobian_of_a_transpose_only_primitive_falls_back_to_reverse_mode():
 
     np.testing.assert_array_equal(ad.jacobian(stack_scaled)(np.array([1.0, 2.0])),
                                   np.vstack([np.eye(2), 2 * np.eye(2)]))
+
+
+def test_full_like_with_a_traced_fill_keeps_a_negative_zero():
+    x = np.array([1.0, 2.0])
+    f = lambda x: np.full_like(x, -x[0] * 0.0)  # noqa: E731
+    for lifetime in (lambda f, x: ad.vjp(f)(x)[0], lambda f, x: ad.stage(f, x)(x)):
+        np.testing.assert_array_equal(np.signbit(lifetime(f, x)), [True, True])
+    g = lambda x: np.sum(np.full_like(x, x[0] * 3) * x)  # noqa: E731
+    np.testing.assert_array_equal(ad.grad(g)(x), [12.0, 3.0])

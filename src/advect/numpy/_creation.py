@@ -55,8 +55,9 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, 
     dtype = None if dtype is None else np.dtype(dtype).name
     if hasattr(fill_value, "shape"):  # a traced fill value broadcasts and stays differentiable
         target = ops.zeros_like(a, shape=shape, dtype=dtype)
-        # cast to the result's dtype (dtype=, else a's), as NumPy writes the fill value
-        return mark_array(astype(ops.add(target, fill_value), aval_of(target).dtype))
+        # selected, not added (0.0 + -0.0 is +0.0), and cast to the result's dtype (dtype=,
+        # else a's), as NumPy writes the fill value
+        return mark_array(astype(ops.where(True, fill_value, target), aval_of(target).dtype))
     return mark_array(ops.full_like(a, fill_value=fill_value, shape=shape, dtype=dtype))
 
 
