@@ -75,22 +75,14 @@ def _numpy_result(out):
 
 def _binary(op, reflected=False):
     python_ints = op in _INT_ARITHMETIC
-    if reflected:
-        def method(self, other):
-            if type(other) is not np.ndarray:
-                if type(other) is list or type(other) is tuple:  # _operand(other), inline
-                    other = asarray(other)
-                if python_ints and self._weak() and _is_weak(other):
-                    self, other = _python_int(self), _python_int(other)
-            return op(other, self)
-    else:
-        def method(self, other):
-            if type(other) is not np.ndarray:
-                if type(other) is list or type(other) is tuple:  # _operand(other), inline
-                    other = asarray(other)
-                if python_ints and self._weak() and _is_weak(other):
-                    self, other = _python_int(self), _python_int(other)
-            return op(self, other)
+
+    def method(self, other):
+        if type(other) is not np.ndarray:
+            if type(other) is list or type(other) is tuple:  # _operand(other), inline
+                other = asarray(other)
+            if python_ints and self._weak() and _is_weak(other):
+                self, other = _python_int(self), _python_int(other)
+        return op(other, self) if reflected else op(self, other)
     method.__name__ = op.name
     return method
 
