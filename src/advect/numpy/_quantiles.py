@@ -35,6 +35,7 @@ from ._functions import (
     slice_along,
 )
 from ._indexing_funcs import along_axis
+from ._mutation import mark_array
 from ._sorting import _argsort, _sort
 
 # (alpha, beta) of the continuous methods (Hyndman and Fan): virtual index
@@ -130,7 +131,7 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
     out = _reshape(out, q_shape + kept) if (k, *lead) != q_shape + kept else out
     out = astype(out, out_dtype)
     # NumPy's weighted quantile of a scalar q is a 0-d array, the others a NumPy scalar
-    return out if weights is not None else numpy_scalar(out)
+    return mark_array(out) if weights is not None else numpy_scalar(out)  # NumPy's types
 
 
 def _lerp(below, above, t, weak_dtype=None):

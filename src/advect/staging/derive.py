@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from .. import ops
 from ..autodiff import api
 from ..autodiff.reverse import backward, linearize_flat, lower
-from ..pytree import TreeDef, tree_flatten, tree_unflatten
+from ..pytree import TreeDef, tree_flatten, tree_structure_in_order, tree_unflatten
 from .program import StagedProgram, build_program, require_program
 from .specs import PYTHON_SCALAR, ArraySpec, StaticSpec, check_call, is_spec
 
@@ -26,8 +26,9 @@ COTANGENT = "cotangent"
 
 class _Selected(NamedTuple):
     """A checked selection: the selected spec trees in the structure of the result (int ->
-    tree, tuple -> tuple, names -> dict, both -> pair), and the flat signature positions of
-    its Python int slots (lifted to weak float64, as ``grad`` lifts a Python int)."""
+    tree, tuple -> tuple, names -> dict in the order named, both -> pair), and the flat
+    signature positions of its Python int slots (lifted to weak float64, as ``grad`` lifts a
+    Python int)."""
 
     specs: Any
     lifted: frozenset
@@ -36,7 +37,8 @@ class _Selected(NamedTuple):
 def _selection(program: StagedProgram, argnums, argnames, where: str,
                lift_ints: bool = True) -> _Selected:
     """Check a selection against the signature (``lift_ints``: a Python int slot is
-    differentiated as a weak float64; else it is refused, as ``vjp_program`` does)."""
+    differentiated as a weak float64 and a Python bool slot gets a zero gradient, as ``grad``
+    treats them; else both are refused, as ``vjp_program`` does)."""
     pos, kw = program.signature
     if argnums is None and argnames is None:
         argnums = 0
@@ -84,33 +86,33 @@ def _check_differentiable(spec, where: str, lift_ints: bool) -> None:
     if isinstance(spec, StaticSpec):
         raise TypeError(f"{where}: a selected input holds the static value {spec.value!r}, "
                         "which has no derivative; select only array inputs")
-    if spec.weak and spec.dtype.kind == "i" and lift_ints:
+    if spec.weak and spec.dtype.kind in "ib" and lift_ints:
         return
     if spec.weak and spec.dtype.kind != "f":
         kind = PYTHON_SCALAR[spec.dtype.kind].__name__
         raise TypeError(f"{where}: a selected input is a Python {kind} scalar; only real "
-                        "floating weak scalars can be differentiated")
-
-
-def _weak_flags(selected) -> list[bool]:
-    return [s.weak for s in tree_flatten(selected, is_leaf=is_spec)[0]]
+                        "floating weak scalars can be differentiated" + (
+                            "" if lift_ints else " (ad.grad also takes Python int and bool "
+                            "inputs)"))
 
 
 def _derive(program: StagedProgram, fn, kw: dict, selected: _Selected,
             start: int) -> StagedProgram:
     """Stage ``fn`` on the program's signature (plus ``kw``). The gradient outputs (flat leaves
-    from ``start`` on) come back as Python floats where their input was a Python scalar;
-    ``start`` is -1 when they are the last leaves."""
+    from ``start`` on) have their input's type: Python floats where it was a Python int or
+    float, 0-d ndarrays where it was a 0-d array (as ``np.zeros_like`` of it) or a Python bool
+    (whose zero gradient dynamic ``grad`` gives as ``np.zeros((), bool)``)."""
     pos, primal_kw = program.signature
     derived = build_program(fn, pos, {**primal_kw, **kw}, program.array_api_version,
                             xp=None)
-    flags = list(derived._out_python)
-    python_flags = _weak_flags(selected.specs)
-    n = len(python_flags)
-    if n:
-        start = len(flags) - n if start < 0 else start
-        flags[start:start + n] = python_flags
-    return derived._with_python_outputs(flags)
+    leaves = tree_flatten(selected.specs, is_leaf=is_spec)[0]
+    specs = [leaves[i] for i in tree_structure_in_order(selected.specs)[1]]  # as outputs are
+    flags, scalars = list(derived._out_python), list(derived._out_scalars)
+    n = len(specs)
+    flags[start:start + n] = [s.weak and s.dtype.kind != "b" for s in specs]
+    scalars[start:start + n] = [False if s.shape == () and (s.dtype.kind == "b" or not s.weak)
+                                else None for s in specs]
+    return derived._with_output_types(flags, scalars)
 
 
 def staged_value_and_grad(program: StagedProgram, argnums: int | Sequence[int] | None = None,

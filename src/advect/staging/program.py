@@ -20,11 +20,11 @@ import numpy as np
 
 from .. import core as _core
 from ..core import Tracer
+from ..numpy._mutation import mark_array
 from ..providers import device_of, is_array, namespace_of
 from ..pytree import (
     LEAF,
     TreeDef,
-    same_value,
     tree_flatten,
     tree_structure_in_order,
     tree_unflatten,
@@ -40,7 +40,8 @@ from .specs import (
     ArraySpec,
     StaticSpec,
     check_call,
-    fits_int64,
+    flat_checks,
+    flat_operands,
     is_spec,
     spec_of_example,
 )
@@ -86,15 +87,18 @@ class StagedProgram:
     """
 
     __slots__ = ("_graph", "_plan", "_plans", "_provider", "_in_def", "_specs", "_pos_specs",
-                 "_kw_specs", "_out_def", "_out_python", "_version", "_report", "_seconds",
-                 "_fast", "_flat", "_name", "__weakref__")
+                 "_kw_specs", "_out_def", "_out_python", "_out_scalars", "_convert", "_version",
+                 "_report", "_seconds", "_fast", "_flat", "_name", "__weakref__")
 
     def __init__(self, *, graph: Graph, in_def: TreeDef, specs: list, out_def: TreeDef,
                  out_python: list[bool], version: str, report: OptimizationReport,
-                 seconds: float, name: str, xp=np, plan: Plan | None = None):
+                 seconds: float, name: str, xp=np, plan: Plan | None = None,
+                 out_scalars: list[bool | None] | None = None):
         # xp None: no recorded provider (derived and restored programs); plan: one already
         # built for graph, else each provider's plan is built on its first call (a program
-        # that is only differentiated, never called, is never planned)
+        # that is only differentiated, never called, is never planned); out_scalars: per
+        # output, a NumPy scalar (True), a 0-d ndarray (False) or as the plan computes it
+        # (None; all None: a program saved without the record)
         set_ = object.__setattr__
         set_(self, "_graph", graph)
         set_(self, "_provider", xp)
@@ -107,6 +111,11 @@ class StagedProgram:
         set_(self, "_kw_specs", dict(kw))
         set_(self, "_out_def", out_def)
         set_(self, "_out_python", tuple(out_python))
+        scalars = (None,) * len(out_python) if out_scalars is None else tuple(out_scalars)
+        set_(self, "_out_scalars", scalars)
+        set_(self, "_convert", tuple(  # (output index, conversion), applied by _finish
+            (i, _to_python if p else _to_numpy_scalar if k else _to_array)
+            for i, (p, k) in enumerate(zip(out_python, scalars)) if p or k is not None))
         set_(self, "_version", version)
         set_(self, "_report", report)
         set_(self, "_seconds", seconds)
@@ -115,7 +124,7 @@ class StagedProgram:
             isinstance(s, ArraySpec) and not s.weak and s.device is None for s in specs)
             and in_def.children[0] == tree_flatten(tuple(specs))[1])
         set_(self, "_fast", tuple((s.shape, s.dtype) for s in specs) if simple else None)
-        set_(self, "_flat", _flat_checks(in_def, specs, pos, kw) if xp in (np, None) else None)
+        set_(self, "_flat", flat_checks(in_def, specs, pos, kw) if xp in (np, None) else None)
 
     def __setattr__(self, name, value):
         raise AttributeError("StagedProgram is immutable; stage again to change it")
@@ -150,14 +159,14 @@ class StagedProgram:
         flat = self._flat
         if flat is not None and len(args) == len(self._pos_specs) and len(kwargs) == len(
                 self._kw_specs):
-            operands = _flat_operands(flat, args, kwargs)
+            operands = flat_operands(flat, args, kwargs)
             if operands is not None:
                 return self._finish((self._plan or self._first_plan()).run(operands))
         operands = check_call(self._in_def, self._specs, args, kwargs, self._provider,
                               self._version)
         for a in operands:
             if isinstance(a, Tracer):
-                return tree_unflatten(self._out_def, self._interpret(operands))
+                return self._traced(operands)
         return self._finish(self._plan_for(operands).run(operands))
 
     def _checked_call(self, args: tuple, kwargs: dict):
@@ -165,10 +174,20 @@ class StagedProgram:
         each operation's output is checked (and named) as in eager code; not the plan."""
         operands = check_call(self._in_def, self._specs, args, kwargs, self._provider,
                               self._version)
-        outs = self._interpret(operands)
         if any(isinstance(a, Tracer) for a in operands):
-            return tree_unflatten(self._out_def, outs)
-        return self._finish(outs)
+            return self._traced(operands)
+        return self._finish(self._interpret(operands))
+
+    def _traced(self, operands: list):
+        """The outputs for traced operands, each 0-d one what it stands for, so that an
+        enclosing trace records the type eager NumPy gives (see :func:`_output_tracer`)."""
+        outs = self._interpret(operands)
+        for i, k in enumerate(self._out_scalars):
+            o = outs[i]
+            if k is not None:
+                outs[i] = _output_tracer(o, not k, any(o is a for a in operands)) if isinstance(
+                    o, Tracer) else _to_array(o) if k is False else _to_numpy_scalar(o)
+        return tree_unflatten(self._out_def, outs)
 
     def _interpret(self, operands: list) -> list:
         # inside a staging (derivatives of programs, programs calling programs) constants
@@ -205,10 +224,8 @@ class StagedProgram:
         return plan
 
     def _finish(self, outs: list):
-        python = self._out_python
-        if True in python:
-            outs = [PYTHON_SCALAR[np.asarray(o).dtype.kind](o) if p else o
-                    for o, p in zip(outs, python)]
+        for i, convert in self._convert:
+            outs[i] = convert(outs[i])
         if self._out_def is LEAF:
             return outs[0]
         return tree_unflatten(self._out_def, outs)
@@ -305,11 +322,40 @@ class StagedProgram:
         from .serialize import from_dict
         return from_dict(payload)
 
-    def _with_python_outputs(self, flags: list[bool]) -> StagedProgram:
+    def _with_output_types(self, flags: list[bool],
+                           scalars: list[bool | None]) -> StagedProgram:
         return StagedProgram(graph=self._graph, in_def=self._in_def, specs=self._specs,
                              out_def=self._out_def, out_python=flags, version=self._version,
                              report=self._report, seconds=self._seconds, name=self._name,
-                             xp=self._provider, plan=self._plan)
+                             xp=self._provider, plan=self._plan, out_scalars=scalars)
+
+
+def _output_tracer(out: Tracer, array: bool, fresh: bool) -> Tracer:
+    """A 0-d traced output for an enclosing trace: a new wrapper where it is an operand
+    (``fresh``: the optimizer reduced ``np.conj(x)`` or ``x.copy()`` to ``x``, which an
+    enclosing staging must neither take for its input nor let a write reach), marked an owned
+    0-d ndarray where it is one (``array``), and so the primals under a JVP tracer."""
+    if fresh:
+        out = out._clone()
+    primal = getattr(out, "primal", out)
+    if isinstance(primal, Tracer):
+        if primal is not out:
+            out.primal = _output_tracer(primal, array, fresh)
+    else:  # the data of a dynamic transform
+        out.primal = _to_array(primal) if array else _to_numpy_scalar(primal)
+    return mark_array(out) if array else out
+
+
+def _to_python(value):
+    return PYTHON_SCALAR[np.asarray(value).dtype.kind](value)
+
+
+def _to_numpy_scalar(value):
+    return value[()] if type(value) is np.ndarray else value  # a 0-d array's NumPy scalar
+
+
+def _to_array(value):
+    return np.asarray(value) if isinstance(value, np.generic) else value
 
 
 def _debug_numerics() -> bool:
@@ -363,44 +409,6 @@ def _restore(payload: dict, modules: tuple = (), classes: tuple = ()) -> StagedP
         raise UnregisteredOpError(f"unpickling a StagedProgram: custom primitive "
                                   f"{missing[0]!r} is not registered after importing its module "
                                   f"{module!r}; {hint}") from None
-
-
-def _flat_checks(in_def: TreeDef, specs: list, pos: tuple, kw: dict):
-    """Per-leaf checks for a signature whose arguments are all leaves, in graph-input order:
-    ``(key, kind, a, b)`` with kind 0 an array (shape, dtype), 1 a weak scalar (its Python
-    type), 2 a static value."""
-    if any(c.kind is not None for part in in_def.children for c in part.children):
-        return None  # an argument is a container
-    keys = list(range(len(pos))) + sorted(kw)
-    checks = []
-    for key, spec in zip(keys, specs):
-        if isinstance(spec, StaticSpec):
-            checks.append((key, 2, spec.value, None))
-        elif spec.weak:
-            checks.append((key, 1, PYTHON_SCALAR[spec.dtype.kind], None))
-        elif spec.device is None:
-            checks.append((key, 0, spec.shape, spec.dtype))
-        else:
-            return None
-    return tuple(checks)
-
-
-def _flat_operands(checks: tuple, args: tuple, kwargs: dict) -> list | None:
-    """The plan's operands if every leaf passes its check, else None (the full check runs)."""
-    operands = []
-    for key, kind, a, b in checks:
-        value = args[key] if type(key) is int else kwargs.get(key, checks)
-        if kind == 0:
-            if type(value) is not np.ndarray or value.dtype is not b or value.shape != a:
-                return None
-            operands.append(value)
-        elif kind == 1:
-            if type(value) is not a or a is int and not fits_int64(value):
-                return None  # the full check names the mismatch
-            operands.append(value)
-        elif not (value is a or same_value(value, a)):
-            return None
-    return operands
 
 
 # --- stage -----------------------------------------------------------------------------------
@@ -476,18 +484,20 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
         return out
 
     with _collector_paused(), generators_untouched(function):
-        graph, _ = trace_graph(call, in_avals, np if xp is None else xp,
-                               array_api_version=version)
+        graph, _, scalars = trace_graph(call, in_avals, np if xp is None else xp,
+                                        array_api_version=version)
         validate(graph, derive=False)  # the trace derived every aval with the ops' rules
         graph, report = optimize(graph)  # renumbered densely
         out_def, order = returned[-1]
         graph.outputs = [graph.outputs[i] for i in order]
+        scalars = [scalars[i] for i in order]
         python = [operand_aval(graph, x).weak and operand_aval(graph, x).shape == ()
                   for x in graph.outputs]
         name = getattr(function, "__name__", type(function).__name__)
         return StagedProgram(graph=graph, in_def=in_def, specs=specs, out_def=out_def,
                              out_python=python, version=version, report=report,
-                             seconds=time.perf_counter() - start, name=name, xp=xp)
+                             seconds=time.perf_counter() - start, name=name, xp=xp,
+                             out_scalars=scalars)
 
 
 @contextmanager

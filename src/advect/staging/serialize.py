@@ -382,6 +382,8 @@ def to_dict(program) -> dict:
         "optimization": [report.nodes_before, report.nodes_after,
                          [list(p) for p in report.passes]],
     }
+    if any(k is not None for k in program._out_scalars):  # additive: absent when all null
+        payload["outputs"]["numpy_scalar"] = list(program._out_scalars)
     table = _namedtuple_table([program._in_def, program._out_def])
     if table:
         payload["namedtuples"] = table
@@ -407,8 +409,9 @@ def from_dict(payload) -> object:
         kw[name] = _decode_tree(tree, _decode_spec, f"signature.keyword[{name!r}]", 0, classes)
     specs, in_def = tree_flatten((pos, kw), is_leaf=is_spec)
     outputs = _expect(payload["outputs"], dict, "outputs")
-    if set(outputs) != {"tree", "python"}:
-        raise PayloadError("outputs: expected keys 'tree' and 'python'")
+    if set(outputs) - {"numpy_scalar"} != {"tree", "python"}:
+        raise PayloadError("outputs: expected keys 'tree' and 'python' (and optionally "
+                           "'numpy_scalar')")
     out_tree = _decode_tree(outputs["tree"], _leaf_marker, "outputs.tree", 0, classes)
     out_def = _saved_order(out_tree)
     python = _expect(outputs["python"], list, "outputs.python")
@@ -426,12 +429,32 @@ def from_dict(payload) -> object:
         if aval.weak and not p:
             raise PayloadError(f"outputs.python[{k}]: output {k} is a Python scalar (a weak "
                                "value), so its flag must be true")
+    scalars = _numpy_scalars(outputs, graph, python)
     report = _report(payload["optimization"])
     name = _expect(payload["name"], str, "name")
     return StagedProgram(graph=graph, in_def=in_def, specs=specs, out_def=out_def,
                          out_python=python, version=payload["array_api_version"],
                          report=report, seconds=time.perf_counter() - start, name=name[:200],
-                         xp=None)
+                         xp=None, out_scalars=scalars)
+
+
+def _numpy_scalars(outputs: dict, graph, python: list) -> list | None:
+    """``outputs.numpy_scalar``: per output true (a NumPy scalar), false (a 0-d ndarray) or
+    null (as computed); only rank-0 outputs that are not Python scalars may be true or false.
+    Absent (payloads saved before it, or without such outputs): None, every output as
+    computed."""
+    if "numpy_scalar" not in outputs:
+        return None
+    scalars = _expect(outputs["numpy_scalar"], list, "outputs.numpy_scalar")
+    if len(scalars) != len(python) or not all(k is None or type(k) is bool for k in scalars):
+        raise PayloadError(f"outputs.numpy_scalar: expected {len(python)} entries, each "
+                           "true, false or null")
+    for k, (x, p, scalar) in enumerate(zip(graph.outputs, python, scalars)):
+        aval = aval_of(x.value) if type(x) is Literal else graph.avals[x]
+        if scalar is not None and (p or aval.shape != ()):
+            raise PayloadError(f"outputs.numpy_scalar[{k}]: only a rank-0 output that is not "
+                               "a Python scalar is a NumPy scalar or a 0-d array; expected null")
+    return scalars
 
 
 def _check_envelope(payload) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import ops
 from ..array_api._revisions import REVISIONS
 from ..core import Tracer
 from ..dtypes import Aval, aval_of, check_dtype
@@ -29,10 +30,11 @@ from ..providers import (
     same_device,
 )
 from ..pytree import Static, TreeDef, format_path, same_value, tree_flatten, value_hash
+from .trace import StageTracer
 
 __all__ = ["ArraySpec", "StaticSpec", "AbstractValue", "SUPPORTED_API_VERSIONS",
            "LATEST_API_VERSION", "is_spec", "spec_of_example", "check_call", "leaves_up_to",
-           "fits_int64"]
+           "fits_int64", "flat_checks", "flat_operands"]
 
 # Array API revisions a staged program can record: the ones the Array API frontend serves
 SUPPORTED_API_VERSIONS = REVISIONS
@@ -297,6 +299,27 @@ def _describe(value) -> str:
     return f"a {type(value).__name__}"
 
 
+def _traced_leaf(spec: ArraySpec, value: Tracer, where: str) -> Tracer:
+    """A traced leaf: its aval must be the slot's, except that a weak slot takes what a Python
+    scalar call would: a traced Python int in a weak float (or complex) slot, converted as the
+    concrete int is; and, inside a dynamic transform, a traced Python float in a weak int slot,
+    since ``ad.grad`` lifts a Python int input to a float (the graph then computes with it)."""
+    aval = aval_of(value)
+    if aval.shape == spec.shape and aval.dtype == spec.dtype:
+        return value
+    slot, kind = spec.dtype.kind, aval.dtype.kind
+    if spec.weak and aval.weak and aval.shape == ():
+        if PYTHON_SCALAR[kind] in _WEAK_WIDENING.get(slot, ()):
+            return ops.python_scalar(value, dtype=spec.dtype.name)
+        if slot == "i" and kind == "f":
+            if not isinstance(value, StageTracer):
+                return value
+            raise ValueError(f"{where}: expected {spec.describe()}, got a traced Python float "
+                             "while staging; stage the program with a float example (2.0, not "
+                             "2) to call it with floats")
+    raise ValueError(f"{where}: expected {spec.describe()}, got a traced array of {aval!r}")
+
+
 def check_leaf(spec, value, path: tuple, xp) -> Any:
     """Check one leaf of a call; returns the runtime operand (None for a static leaf)."""
     where = f"argument{format_path(path)}"
@@ -308,11 +331,7 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
                             f"{spec.value!r}; stage the function again for another value")
         return None
     if isinstance(value, Tracer):
-        aval = aval_of(value)
-        if aval.shape != spec.shape or aval.dtype != spec.dtype:
-            raise ValueError(f"{where}: expected {spec.describe()}, got a traced array of "
-                             f"{aval!r}")
-        return value
+        return _traced_leaf(spec, value, where)
     if spec.weak:
         kind = spec.dtype.kind
         if type(value) is PYTHON_SCALAR[kind]:
@@ -402,4 +421,42 @@ def check_call(in_def: TreeDef, specs: list, args: tuple, kwargs: dict, xp,
                     f"the program was staged against Array API {revision}, which "
                     f"{provider_name(p)} (serving up to {p.__array_api_version__}) does not "
                     "serve; stage it against a revision both providers serve")
+    return operands
+
+
+def flat_checks(in_def: TreeDef, specs: list, pos: tuple, kw: dict) -> tuple | None:
+    """Per-leaf checks for a signature whose arguments are all leaves, in graph-input order:
+    ``(key, kind, a, b)`` with kind 0 an array (shape, dtype), 1 a weak scalar (its Python
+    type), 2 a static value."""
+    if any(c.kind is not None for part in in_def.children for c in part.children):
+        return None  # an argument is a container
+    keys = list(range(len(pos))) + sorted(kw)
+    checks = []
+    for key, spec in zip(keys, specs):
+        if isinstance(spec, StaticSpec):
+            checks.append((key, 2, spec.value, None))
+        elif spec.weak:
+            checks.append((key, 1, PYTHON_SCALAR[spec.dtype.kind], None))
+        elif spec.device is None:
+            checks.append((key, 0, spec.shape, spec.dtype))
+        else:
+            return None
+    return tuple(checks)
+
+
+def flat_operands(checks: tuple, args: tuple, kwargs: dict) -> list | None:
+    """The plan's operands if every leaf passes its check, else None (the full check runs)."""
+    operands = []
+    for key, kind, a, b in checks:
+        value = args[key] if type(key) is int else kwargs.get(key, checks)
+        if kind == 0:
+            if type(value) is not np.ndarray or value.dtype is not b or value.shape != a:
+                return None
+            operands.append(value)
+        elif kind == 1:
+            if type(value) is not a or a is int and not fits_int64(value):
+                return None  # the full check names the mismatch
+            operands.append(value)
+        elif not (value is a or same_value(value, a)):
+            return None
     return operands

@@ -24,6 +24,7 @@ from ..core import OnFree, Trace, Tracer
 from ..dtypes import Aval, aval_of, check_dtype
 from ..errors import AmbientRandomnessError, StagedIterationError, TracingError
 from ..numpy._methods import INPUT, ArrayTracer
+from ..numpy._mutation import ARRAY, View
 from ..providers import default_device, to_numpy
 from ..pytree import TreeDef, tree_flatten
 from .graph import Graph, Literal, Node
@@ -418,8 +419,10 @@ def generators_untouched(function) -> Iterator[None]:
 # --- tracing a function --------------------------------------------------------------------------
 
 def trace_graph(fn: Callable[[list], object], in_avals: list[Aval], xp=np,
-                read_only: bool = True, array_api_version=None) -> tuple[Graph, TreeDef]:
-    """Trace ``fn(tracers)`` once; returns the graph and the output tree structure.
+                read_only: bool = True, array_api_version=None
+                ) -> tuple[Graph, TreeDef, list[bool | None]]:
+    """Trace ``fn(tracers)`` once; returns the graph, the output tree structure and, per output
+    leaf, what eager NumPy returns for it (:func:`numpy_scalar`).
 
     ``read_only`` marks the tracers as inputs, so writing into them raises ``MutationError``.
     """
@@ -435,9 +438,31 @@ def trace_graph(fn: Callable[[list], object], in_avals: list[Aval], xp=np,
         leaves, treedef = tree_flatten(out)
         graph = trace.graph
         graph.outputs = [_output(trace, leaf, k) for k, leaf in enumerate(leaves)]
+        inputs = {id(t) for t in tracers}  # alive while ``tracers`` is
+        custom = {v for node in graph.nodes if getattr(node.op, "handle", None) is not None
+                  for v in node.outputs}  # custom primitives: what their implementation gives
+        scalars = [numpy_scalar(leaf, id(leaf) in inputs or getattr(leaf, "_vid", None)
+                                in custom) for leaf in leaves]
     finally:
         trace.close()
-    return graph, treedef
+    return graph, treedef, scalars
+
+
+def numpy_scalar(leaf, as_computed: bool = False) -> bool | None:
+    """Whether an output leaf is a NumPy scalar (True) or a 0-d ndarray (False) in eager NumPy;
+    None where the plan's result already has the eager type: arrays of rank > 0, Python
+    scalars, other providers' arrays, and (``as_computed``) an input returned as it is (its
+    argument's type) or a custom primitive's result (its implementation's type).
+    A 0-d tracer stands for a NumPy scalar unless numpy/_mutation.py marked it an owned 0-d
+    array (``np.zeros(())``, ``np.where``, a copy) or a view (``y[0, ...]``, an input's)."""
+    if isinstance(leaf, StageTracer):
+        if leaf.aval.shape or leaf.aval.weak or as_computed:
+            return None
+        mut = leaf._mut
+        return not (mut is ARRAY or mut is INPUT or type(mut) is View)
+    if type(leaf) is np.ndarray and not leaf.shape:
+        return False
+    return True if isinstance(leaf, np.generic) else None
 
 
 def _output(trace: StageTrace, leaf, k: int):
