@@ -89,3 +89,12 @@ def test_full_like_with_a_traced_fill_keeps_a_negative_zero():
         np.testing.assert_array_equal(np.signbit(lifetime(f, x)), [True, True])
     g = lambda x: np.sum(np.full_like(x, x[0] * 3) * x)  # noqa: E731
     np.testing.assert_array_equal(ad.grad(g)(x), [12.0, 3.0])
+
+
+@pytest.mark.parametrize("f", [lambda a: a.astype(np.float32), lambda a: ad.asarray(a * 2),
+                               lambda a: ad.array(a.sum()), lambda a: ad.asarray(np.sum(a))],
+                         ids=["astype", "asarray", "array", "asarray-of-sum"])
+def test_0d_arrays_built_or_cast_stay_arrays_when_staged(f):
+    s = np.array(2.0)
+    assert type(ad.stage(f, s)(s)) is np.ndarray  # as eager NumPy (a 0-d ndarray)
+    assert type(ad.stage(lambda a: np.float64(2.0) * a.sum(), s)(s)) is np.float64

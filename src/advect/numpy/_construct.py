@@ -8,6 +8,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ._functions import check_order, implements, lift
+from ._mutation import array_result
 
 __all__ = ["array", "asarray", "asanyarray"]
 
@@ -60,7 +61,7 @@ def array(obj, dtype=None, *, copy: bool = True, order: str = "K", subok: bool =
     shape = tuple(aval_of(out).shape)
     if len(shape) < ndmin:
         out = ops.reshape(out, shape=(1,) * (ndmin - len(shape)) + shape)
-    return out
+    return out if shape else array_result(out, (obj,))  # a 0-d ndarray, as np.array gives
 
 
 def asarray(obj, dtype=None, order: str | None = None, *, device=None,
@@ -76,7 +77,8 @@ def asarray(obj, dtype=None, order: str | None = None, *, device=None,
         return np.asarray(obj, dtype=dtype, order=order, device=device, copy=copy)
     check_order(order, "advect.asarray")
     out = _build(obj, dtype)
-    return out._clone() if copy and out is obj else out
+    out = out._clone() if copy and out is obj else out
+    return out if aval_of(out).shape else array_result(out, (obj,))  # a 0-d ndarray
 
 
 asanyarray = asarray

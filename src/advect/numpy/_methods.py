@@ -30,6 +30,7 @@ from ._mutation import (
     View,
     array_result,
     assign_inplace,
+    mark_array,
     mark_view,
     owned_copy,
     setitem,
@@ -470,7 +471,9 @@ class ArrayTracer(Tracer):
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         _functions.check_order(order, "astype")
         out = _functions.astype(self, dtype, casting)
-        return owned_copy(out) if copy and out is self else out
+        out = owned_copy(out) if copy and out is self else out
+        # a 0-d ndarray's cast is a 0-d ndarray (a NumPy scalar's, a scalar)
+        return mark_array(out) if not self.shape and self._mut is not None else out
 
     def copy(self, order="C"):
         _functions.check_order(order, "copy")
