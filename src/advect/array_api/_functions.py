@@ -177,12 +177,21 @@ def _meshgrid(ctx, *arrays, indexing="xy"):
     return out
 
 
+def _linspace_dtype(ctx, start, stop) -> np.dtype:
+    """NumPy's linspace keeps its end points' precision; the standard (array-api-strict,
+    PyTorch) gives the provider's default floating dtype, complex if an end point is."""
+    dtypes = [aval_of(v).dtype for v in (start, stop)]
+    if ctx.xp is np:
+        return np.result_type(*dtypes, 0.0)
+    default = ctx.xp.asarray(1j if any(d.kind == "c" for d in dtypes) else 1.0).dtype
+    return numpy_dtype(default)
+
+
 @translates("linspace")
 def _linspace(ctx, start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     ref = start if isinstance(start, Tracer) else stop
     check_device(ref, device, "linspace")
-    dtype = (np.result_type(*(aval_of(v).dtype for v in (start, stop)), 0.0)
-             if dtype is None else numpy_dtype(dtype))
+    dtype = _linspace_dtype(ctx, start, stop) if dtype is None else numpy_dtype(dtype)
     positions = cast(iota(ref, (num,), 0), real_dtype(dtype))
     t = ops.divide(positions, max(num - 1 if endpoint else num, 1))
     start, stop = (cast(v, dtype) if isinstance(v, Tracer) else v for v in (start, stop))

@@ -12,10 +12,11 @@ from collections import namedtuple
 import numpy as np
 
 from .. import ops
-from ..dtypes import aval_of, real_dtype
+from ..dtypes import aval_of, real_dtype, result_type
 from ..ops._rules import each_axis, normalize_axes
 from ..providers import numpy_dtype
 from ._functions import axis_of, cast, shape_of
+from ._probes import cholesky_reads_upper
 from ._tables import op_named, translates
 
 __all__ = ["EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
@@ -60,11 +61,22 @@ def _tensordot(ctx, x1, x2, /, *, axes=2):
     return ops.dot_general(x1, x2, contract=(a1, a2), batch=((), ()))
 
 
+def _vector_axis(ctx, where: str, axis: int, ndim: int) -> int:
+    """The axis of the vectors; revisions 2023.12 and later require a negative one."""
+    if ctx.revision != "2022.12" and axis >= 0:
+        raise ValueError(f"{where}: axis must be a negative integer in Array API revision "
+                         f"{ctx.revision}, got {axis}")
+    return axis_of(axis, ndim)
+
+
 @translates("vecdot", "linalg.vecdot")
 def _vecdot(ctx, x1, x2, /, *, axis=-1):
-    product = ops.multiply(_conj(x1), x2)
-    return ops.reduce_sum(product, axes=(axis_of(axis, len(shape_of(product))),),
-                          keepdims=False)
+    dtype = result_type(aval_of(x1), aval_of(x2))  # the operands' kinds may differ, as in matmul
+    product = ops.multiply(_conj(cast(x1, dtype)), cast(x2, dtype))
+    ndim = len(shape_of(product))
+    total = ops.reduce_sum(product, axes=(_vector_axis(ctx, "vecdot", axis, ndim),),
+                           keepdims=False)
+    return cast(total, aval_of(product).dtype)  # the sum of small integers stays small
 
 
 @translates("linalg.outer")
@@ -75,7 +87,7 @@ def _outer(ctx, x1, x2, /):
 @translates("linalg.cross")
 def _cross(ctx, x1, x2, /, *, axis=-1):
     ndim = max(len(shape_of(x1)), len(shape_of(x2)))
-    axis = axis_of(axis, ndim)
+    axis = _vector_axis(ctx, "cross", axis, ndim)
 
     def part(x, i):
         lead = ((None, None, None),) * (axis - ndim + len(shape_of(x)))
@@ -159,8 +171,11 @@ def _matrix_norm(ctx, x, /, *, keepdims=False, ord="fro"):
 def _cholesky(ctx, x, /, *, upper=False):
     if not upper:
         return op_named("cholesky")(x)
-    # the upper factor reads the upper triangle: factor the conjugate transpose
-    return _conj(ops.matrix_transpose(op_named("cholesky")(_conj(ops.matrix_transpose(x)))))
+    # U = L^H, and L factors the triangle the provider reads: its lower one, or the upper one
+    # (the conjugate transpose's lower one) where the provider reads that (NumPy, PyTorch)
+    if cholesky_reads_upper(ctx):
+        x = _conj(ops.matrix_transpose(x))
+    return _conj(ops.matrix_transpose(op_named("cholesky")(x)))
 
 
 @translates("linalg.det", needs=("det",))
@@ -237,6 +252,8 @@ def _pinv(ctx, x, /, *, rtol=None):
 
 @translates("linalg.matrix_rank", needs=("svdvals",))
 def _matrix_rank(ctx, x, /, *, rtol=None):
+    if aval_of(x).dtype.kind not in "fc":  # integer matrices have a rank too
+        x = cast(x, numpy_dtype(ctx.xp.asarray(0.0).dtype))
     s = op_named("svdvals")(x)
     last = len(shape_of(s)) - 1
     tol = ops.multiply(ops.reduce_max(s, axes=(last,), keepdims=True), _default_rtol(x, rtol))

@@ -18,6 +18,7 @@ from ..core import Tracer
 from ..errors import TracingError
 from ..providers import numpy_dtype, provider_name
 from . import _revisions
+from ._probes import PROBED, refuse_as_provider
 
 __all__ = ["ArrayNamespace", "Context", "namespace"]
 
@@ -29,11 +30,12 @@ class Context:
     """What a translation needs to know about the namespace it serves: the provider ``xp``
     and the revision, plus conversions between provider dtypes and NumPy dtypes."""
 
-    __slots__ = ("xp", "revision", "_dtypes")
+    __slots__ = ("xp", "revision", "_dtypes", "probes")
 
     def __init__(self, xp, revision: str):
         self.xp = xp
         self.revision = revision
+        self.probes: dict = {}  # _probes' cached verdicts of the provider
         self._dtypes = {np.dtype(name): getattr(xp, name) for name in _revisions.DTYPES
                         if hasattr(xp, name)}
 
@@ -64,9 +66,12 @@ def traced(values) -> bool:
     return False
 
 
-def _serve(qualname: str, provider_fn, translation, ctx: Context):
-    """The namespace function: translate traced calls, pass the rest to the provider."""
+def _serve(qualname: str, provider_fn, translation, ctx: Context, probed: bool):
+    """The namespace function: translate traced calls, pass the rest to the provider. A
+    ``probed`` function first refuses what the provider refuses (_probes); NumPy tracers
+    keep NumPy's own leniency, with no probe on their path."""
     numpy_provider = ctx.xp is np
+    probed = probed and not numpy_provider
 
     def function(*args, **kwargs):
         if traced(args) or traced(kwargs.values()):
@@ -74,6 +79,8 @@ def _serve(qualname: str, provider_fn, translation, ctx: Context):
                 raise TracingError(
                     f"{qualname} is not supported on traced arrays; see "
                     "advect.array_api.support_table() for the functions that are")
+            if probed:
+                refuse_as_provider(ctx, qualname, provider_fn, args, kwargs)
             return translation(ctx, *args, **kwargs)
         if not numpy_provider and kwargs.get("dtype") is not None:
             kwargs["dtype"] = ctx.dtype(kwargs["dtype"])
@@ -138,7 +145,7 @@ def namespace(xp, revision: str) -> ArrayNamespace:
 
 def _build(xp, revision: str) -> ArrayNamespace:
     from ._padding import BEYOND, missing
-    from ._tables import TRANSLATIONS
+    from ._tables import ELEMENTWISE, TRANSLATIONS
 
     ctx = Context(xp, revision)
     ns = ArrayNamespace()
@@ -161,7 +168,8 @@ def _build(xp, revision: str) -> ArrayNamespace:
             if provider_fn is None:
                 continue
             qualname = f"{ext}.{name}" if ext else name
-            setattr(target, name, _serve(qualname, provider_fn, TRANSLATIONS.get(qualname), ctx))
+            setattr(target, name, _serve(qualname, provider_fn, TRANSLATIONS.get(qualname), ctx,
+                                         qualname in PROBED or qualname in ELEMENTWISE))
         if ext:
             setattr(ns, ext, target)
     for qualname in BEYOND:
@@ -173,6 +181,6 @@ def _build(xp, revision: str) -> ArrayNamespace:
                 setattr(target, part, SimpleNamespace(__name__=f"{target.__name__}.{part}"))
             target = getattr(target, part)
         provider_fn = getattr(source, name, None) or missing(xp, qualname)
-        setattr(target, name, _serve(qualname, provider_fn, TRANSLATIONS[qualname], ctx))
+        setattr(target, name, _serve(qualname, provider_fn, TRANSLATIONS[qualname], ctx, False))
     return ns
 

@@ -77,7 +77,7 @@ def scatter_add(xp, x, key, v):
         return out
     if not _has_arrays(key):
         out = xp.asarray(x, copy=True)
-        key = complete(key)
+        key, v = _without_new_axes(xp, out, complete(key), v)
         out[key] = out[key] + v
         return out
     add_at = _add_at(xp)
@@ -88,6 +88,18 @@ def scatter_add(xp, x, key, v):
     out = np.array(_host(x))
     np.add.at(out, _host_key(key), _host(v))
     return xp.asarray(out, device=x.device)
+
+
+def _without_new_axes(xp, out, key, v):
+    """``(key, v)`` with the new axes (``None``) dropped from a basic ``key`` and from ``v`` to
+    match: the standard allows ``None`` when reading an index only (array-api-strict refuses
+    it in ``__setitem__``)."""
+    if not any(e is None for e in key):
+        return key, v
+    kept = tuple(e for e in key if e is not None)
+    if not hasattr(v, "shape"):  # a Python scalar fills any shape
+        return kept, v
+    return kept, xp.reshape(xp.broadcast_to(v, out[key].shape), out[kept].shape)
 
 
 def _add_at(xp):
@@ -104,8 +116,12 @@ def _add_at(xp):
 def scatter(xp, x, key, v):
     """A copy of ``x`` with ``v`` written at ``key``."""
     out = xp.asarray(x, copy=True)
-    if xp is np or not _has_arrays(key):
-        out[complete(key) if xp is not np else key] = v
+    if xp is np:
+        out[key] = v
+        return out
+    if not _has_arrays(key):
+        key, v = _without_new_axes(xp, out, complete(key), v)
+        out[key] = v
         return out
 
     def write():
