@@ -1,4 +1,4 @@
-"""``numpy.linalg`` and ``numpy.einsum`` on traced arrays.
+"""``numpy.linalg`` on traced arrays (``numpy.einsum`` is in ``_einsum.py``).
 
 Each function translates to the canonical ops of ``ops/linalg.py`` and ``ops/einsum.py``; the
 rest (norms, condition numbers, powers, tensor solves, ...) are composites of them. Results that
@@ -19,19 +19,19 @@ Example:
 from __future__ import annotations
 
 import math
-import string
 
 import numpy as np
 from numpy.linalg import _linalg as _numpy_linalg
 
 from .. import ops
 from .._compat import EIG_ALWAYS_COMPLEX
-from ..core import Tracer
-from ..dtypes import aval_of
-from ..errors import TracingError, bounded
+from ..dtypes import aval_of, real_dtype
+from ..errors import TracingError
 from ..ops._rules import each_axis, normalize_axes, one_axis
 from ..ops.linalg import hermitian_part
-from ._functions import concrete, implements
+from ._einsum import einsum_subscripts
+from ._functions import astype, concrete, implements
+from ._mutation import mark_array
 from ._products import _tensordot
 
 __all__ = ["einsum_subscripts"]
@@ -40,9 +40,6 @@ __all__ = ["einsum_subscripts"]
 EigResult, EighResult, QRResult, SlogdetResult, SVDResult = (
     _numpy_linalg.EigResult, _numpy_linalg.EighResult, _numpy_linalg.QRResult,
     _numpy_linalg.SlogdetResult, _numpy_linalg.SVDResult)
-
-_LABELS = string.ascii_uppercase + string.ascii_lowercase  # NumPy's sublist integers 0..51
-
 
 def _shape(x):
     return aval_of(x).shape
@@ -62,100 +59,6 @@ def _mH(x):
     return ops.conj(t) if aval_of(x).dtype.kind == "c" else t
 
 
-# --- einsum ----------------------------------------------------------------------------------
-
-def _sublist(labels) -> str:
-    if not isinstance(labels, list | tuple):
-        raise TypeError("numpy.einsum: the subscripts for each operand must be a list or a "
-                        f"tuple, not {type(labels).__name__}")
-    out = []
-    for label in labels:
-        if label is Ellipsis:
-            out.append("...")
-        elif isinstance(label, int | np.integer) and 0 <= label < len(_LABELS):
-            out.append(_LABELS[label])
-        else:
-            raise ValueError(f"einsum: subscript {bounded(label)} in a sublist must be an "
-                             "integer in [0, 52) or Ellipsis")
-    return "".join(out)
-
-
-def einsum_subscripts(subscripts: str, count: int) -> str:
-    """Normalize einsum ``subscripts`` for ``count`` operands: no spaces and an explicit
-    ``->`` output (implicit mode: the labels used once, sorted, after ``...`` if any).
-
-    Example:
-        >>> einsum_subscripts("ij, jk", 2)
-        'ij,jk->ik'
-    """
-    s = subscripts.replace(" ", "")
-    bad = set(s) - set(_LABELS) - set(",.->")
-    if bad or s.count("->") > 1:
-        raise ValueError(f"einsum: invalid subscripts {bounded(subscripts)}; use letters, ',', "
-                         "'...' and one '->'")
-    lhs, arrow, out = s.partition("->")
-    if len(lhs.split(",")) != count:
-        raise ValueError(f"einsum: {len(lhs.split(','))} operand subscripts in "
-                         f"{bounded(subscripts)} for {count} operands")
-    if not arrow:
-        letters = lhs.replace(",", "").replace(".", "")
-        out = ("..." if "..." in lhs else "") + "".join(
-            sorted(c for c in set(letters) if letters.count(c) == 1))
-    return f"{lhs}->{out}"
-
-
-def _check_einsum_casting(arrays, dtype, casting):
-    """NumPy casts every operand to ``dtype`` (or their common dtype) under ``casting``, 'safe'
-    by default: einsum(..., dtype=np.float32) of float64 operands is a TypeError there."""
-    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'")
-    dtypes = [aval_of(a).dtype if isinstance(a, Tracer) else np.asarray(a).dtype for a in arrays]
-    target = np.result_type(*dtypes) if dtype is None else np.dtype(dtype)
-    for d in dtypes:
-        if not np.can_cast(d, target, casting):
-            raise TypeError(f"numpy.einsum: cannot cast an operand from {d} to {target} "
-                            f"according to the rule {casting!r}; pass casting='same_kind' or "
-                            "'unsafe'")
-
-
-@implements(np.einsum)
-def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
-    """np.einsum in the string form or the interleaved (operand, sublist, ...) form."""
-    if isinstance(operands[0], str):
-        subscripts, arrays = operands[0], list(operands[1:])
-    else:
-        arrays = list(operands[0::2])
-        inputs = ",".join(_sublist(s) for s in operands[1::2])
-        if len(operands) % 2:  # a trailing output sublist
-            arrays = arrays[:-1]
-            inputs += "->" + _sublist(operands[-1])
-        subscripts = inputs
-    arrays = [np.asarray(a) if isinstance(a, list | tuple | int | float | complex) else a
-              for a in arrays]
-    _check_einsum_casting(arrays, dtype, casting)
-    if dtype is not None:
-        arrays = [ops.astype(a, dtype=np.dtype(dtype).name) for a in arrays]
-    result = ops.einsum(*arrays, subscripts=einsum_subscripts(subscripts, len(arrays)))
-    return _written(out, result, "numpy.einsum")
-
-
-@implements(np.einsum_path, nondiff=True)
-def _einsum_path(*operands, optimize="greedy", einsum_call=False):
-    """NumPy's contraction path: it depends on shapes only, so zero-stride stand-ins of the
-    traced operands' shapes and dtypes answer it."""
-    stand_ins = [np.broadcast_to(np.zeros((), aval_of(x).dtype), aval_of(x).shape)
-                 if isinstance(x, Tracer) else x for x in operands]
-    return np.einsum_path(*stand_ins, optimize=optimize, einsum_call=einsum_call)
-
-
-def _written(out, value, name):
-    """``value``, or ``value`` written into ``out`` (an owned traced array) as NumPy does."""
-    if out is None:
-        return value
-    from ._mutation import assign_inplace
-    return assign_inplace(out, value, f"{name}(out=...)")
-
-
 # --- products ----------------------------------------------------------------------------------
 
 @implements(np.linalg.matmul)
@@ -165,7 +68,7 @@ def _matmul(x1, x2, /):
 
 @implements(np.linalg.tensordot)
 def _linalg_tensordot(x1, x2, /, *, axes=2):
-    return _tensordot(x1, x2, axes)
+    return mark_array(_tensordot(x1, x2, axes))  # a 0-d result is a 0-d array, as np.tensordot's
 
 
 @implements(np.linalg.vecdot)
@@ -243,7 +146,7 @@ def _multi_dot(arrays, *, out=None):
         result = ops.squeeze(result, axes=(0,))
     elif last:
         result = ops.squeeze(result, axes=(_ndim(result) - 1,))
-    return _written(out, result, "numpy.linalg.multi_dot")
+    return result  # out= is written by _out.call_with_out, before this sees it
 
 
 def _chain_order(shapes):
@@ -552,15 +455,47 @@ def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 @implements(np.linalg.cond)
 def _cond(x, p=None):
-    nd = _ndim(x)
-    if p in (None, 2, -2):
-        s = ops.svdvals(_inexact(x))
-        big = ops.reduce_max(s, axes=(nd - 2,), keepdims=False)
-        small = ops.reduce_min(s, axes=(nd - 2,), keepdims=False)
-        return ops.divide(small, big) if p == -2 else ops.divide(big, small)
+    """As NumPy: inf for a singular matrix, the inverse taken in double precision for the norms
+    other than 2 and -2. At a singular matrix the derivative is NaN (or inf), never 0."""
+    shape, nd = _shape(x), _ndim(x)
+    if nd >= 2 and 0 in shape[-2:]:
+        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
     axes = (nd - 2, nd - 1)
-    return ops.multiply(_norm_of_matrices(x, axes, p, False),
-                        _norm_of_matrices(ops.inv(x), axes, p, False))
+    with np.errstate(all="ignore"):  # singular matrices divide by zero
+        clean = ops.logical_not(ops.reduce_max(ops.isnan(x), axes=axes, keepdims=False))
+        if p in (None, 2, -2):
+            s = ops.svdvals(_inexact(x))
+            big = ops.reduce_max(s, axes=(nd - 2,), keepdims=False)
+            small = ops.reduce_min(s, axes=(nd - 2,), keepdims=False)
+            r = ops.divide(small, big) if p == -2 else ops.divide(big, small)
+            singular = ops.isnan(r)  # a zero matrix, 0 / 0
+        else:
+            if nd < 2 or shape[-1] != shape[-2]:
+                raise np.linalg.LinAlgError("numpy.linalg.cond: the last 2 dimensions of the "
+                                            f"array must be square, got shape {shape}")
+            r, singular = _cond_by_inverse(x, p, axes)
+        # inf where no entry is NaN, as NumPy's, times inf again, so the derivative there is
+        # NaN (0 * inf) where the where alone would give a silent 0; NaN where an entry is NaN
+        singular = ops.logical_and(singular, clean)
+        scale = ops.where(singular, math.inf, ops.where(clean, 1.0, math.nan))
+        return ops.multiply(ops.where(singular, math.inf, r),
+                            ops.astype(scale, dtype=aval_of(r).dtype.name))
+
+
+def _cond_by_inverse(x, p, axes):
+    """``norm(x, p) * norm(inv(x), p)``, the inverse in double precision, and where LAPACK's LU
+    finds x singular or the inverse is NaN. A singular matrix is replaced by the identity, after
+    a product with NaN, so that its cotangent is NaN rather than 0."""
+    wide = np.complex128 if aval_of(x).dtype.kind == "c" else np.float64
+    singular = ops.equal(ops.slogdet(astype(x, wide))[0], 0)
+    blocks = ops.expand_dims(singular, axes=axes)
+    x = _inexact(x)
+    real = real_dtype(aval_of(x).dtype).name
+    nan = ops.astype(ops.where(blocks, math.nan, 1.0), dtype=real)
+    x = ops.where(blocks, _matrix_power(x, 0), ops.multiply(x, nan))
+    r = ops.multiply(_norm_of_matrices(x, axes, p, False),
+                     _norm_of_matrices(ops.inv(astype(x, wide)), axes, p, False))
+    return astype(r, real), ops.logical_or(singular, ops.isnan(r))  # inf entries: a NaN inverse
 
 
 @implements(np.linalg.matrix_rank, nondiff=True)

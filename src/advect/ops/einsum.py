@@ -1,10 +1,13 @@
 """``einsum``: contractions written in Einstein notation, the one op behind np.einsum.
 
 The attr ``subscripts`` is normalized by the frontend: no spaces and an explicit ``->`` output.
-``...`` is allowed and broadcasts as NumPy's does, and so do letters labelling axes of size 1. The
-op is linear in each operand separately: its JVP sums one einsum per operand with a tangent, and
-the transpose for an operand is one more einsum (against ones for letters only that operand
-carries, and identity matrices for letters it repeats, as in ``ii->i``).
+The optional attr ``optimize`` is NumPy's (see :func:`einsum_optimize`); it picks NumPy's
+contraction path and with it the result type: NumPy returns a 0-d array for some optimized
+contractions to a scalar and a NumPy scalar otherwise. ``...`` is allowed and broadcasts as
+NumPy's does, and so do letters labelling axes of size 1. The op is linear in each operand
+separately: its JVP sums one einsum per operand with a tangent, and the transpose for an operand
+is one more einsum (against ones for letters only that operand carries, and identity matrices
+for letters it repeats, as in ``ii->i``).
 
 Example:
     >>> import numpy as np
@@ -68,7 +71,7 @@ def _letter_sizes(ins, shapes) -> dict:
     return sizes
 
 
-def _einsum_abstract(*xs, subscripts):
+def _einsum_abstract(*xs, subscripts, optimize=False):
     ins, out = einsum_letters(subscripts, [x.ndim for x in xs])
     sizes = _letter_sizes(ins, [x.shape for x in xs])
     missing = [c for c in out if c not in sizes]
@@ -78,23 +81,63 @@ def _einsum_abstract(*xs, subscripts):
     return Aval(tuple(sizes[c] for c in out), result_type(*xs), False, xs[0].device)
 
 
-def _einsum_impl(xp, *xs, subscripts):
+def einsum_optimize(optimize, count: int):
+    """NumPy's ``optimize`` argument of an einsum of ``count`` operands as an attr value: False,
+    None, ``"greedy"`` (for True), ``"optimal"``, a ``(name, memory_limit)`` pair, or an explicit
+    path ``("einsum_path", (i, j), ...)`` of tuples; an invalid one raises as NumPy does.
+
+    Example:
+        >>> einsum_optimize(["einsum_path", [0, 1], (0, 1)], 3)
+        ('einsum_path', (0, 1), (0, 1))
+    """
+    if optimize is False or optimize is None:
+        return optimize
+    if optimize is True:
+        return "greedy"
+    if isinstance(optimize, str):
+        if optimize not in ("greedy", "optimal"):
+            raise KeyError("Path name %s not found", optimize)
+        return optimize
+    steps = list(optimize) if isinstance(optimize, list | tuple) else []
+    if steps and isinstance(steps[0], str) and steps[0] == "einsum_path":
+        path = tuple(tuple(int(i) for i in step) for step in steps[1:])
+        left = count
+        for step in path:  # each step contracts distinct operands of those left
+            if not step or len(set(step)) != len(step) or not all(0 <= i < left for i in step):
+                break
+            left -= len(step) - 1
+        else:
+            if left == 1:
+                return ("einsum_path", *path)
+        raise ValueError(f"einsum: {bounded(optimize)} is not a contraction path of {count} "
+                         "operands")
+    if len(steps) == 2 and steps[0] in ("greedy", "optimal") \
+            and isinstance(steps[1], int | float | np.integer | np.floating):
+        return (steps[0], int(steps[1]))
+    raise TypeError(f"Did not understand the path: {bounded(optimize)}")
+
+
+def _einsum_impl(xp, *xs, subscripts, optimize=False):
     if xp is np:
-        return np.einsum(subscripts, *xs, optimize=len(xs) > 2)
+        if optimize is False:  # NumPy's plain einsum (a scalar for a 0-d result) by a fast path
+            out = np.einsum(subscripts, *xs, optimize=len(xs) > 2)
+            return out[()] if type(out) is np.ndarray and out.ndim == 0 else out
+        return np.einsum(subscripts, *xs, optimize=optimize)
     if not hasattr(xp, "einsum"):  # not in the standard: NumPy on a DLPack view (CPU)
         return _portable.einsum(xp, subscripts, *xs)
     return xp.einsum(subscripts, *xs)
 
 
-def _einsum_jvp(primals, tangents, out, *, subscripts):
+def _einsum_jvp(primals, tangents, out, *, subscripts, optimize=False):
     t = None
     for k, dx in enumerate(tangents):  # multilinear: one term per operand with a tangent
-        if dx is not None:
-            t = add_tangents(t, einsum(*primals[:k], dx, *primals[k + 1:], subscripts=subscripts))
+        if dx is not None:  # the same path for each term: the tangent's type is the primal's
+            t = add_tangents(t, einsum(*primals[:k], dx, *primals[k + 1:], subscripts=subscripts,
+                                       optimize=optimize))
     return fit(t, aval_of(out))
 
 
-def _einsum_transpose(ct, *xs, subscripts):
+def _einsum_transpose(ct, *xs, subscripts, optimize=False):
     # the cotangent of operand k contracts ct with the other operands; letters only in operand k
     # broadcast (a ones vector) and repeated letters go onto a diagonal (an identity matrix)
     k = next(i for i, x in enumerate(xs) if is_linear(x))
@@ -122,8 +165,8 @@ def _einsum_transpose(ct, *xs, subscripts):
     return tuple(unbroadcast(g, aval_of(x).shape) if i == k else None for i, x in enumerate(xs))
 
 
-einsum = Op("einsum", attrs=("subscripts",), abstract=_einsum_abstract, impl=_einsum_impl,
-            jvp=_einsum_jvp, transpose=_einsum_transpose)
+einsum = Op("einsum", attrs=("subscripts", "optimize"), abstract=_einsum_abstract,
+            impl=_einsum_impl, jvp=_einsum_jvp, transpose=_einsum_transpose)
 
 
 def _identity(ref, n, dtype):
@@ -131,4 +174,4 @@ def _identity(ref, n, dtype):
     return ops.astype(ops.equal(rows, ops.iota_like(ref, shape=(n, n), axis=1)), dtype=dtype)
 
 
-__all__ = ["einsum", "einsum_letters"]
+__all__ = ["einsum", "einsum_letters", "einsum_optimize"]

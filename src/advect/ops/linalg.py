@@ -331,9 +331,16 @@ def _slogdet_abstract(x):
 
 
 def _slogdet_jvp(primals, tangents, out):
+    # a singular a (sign 0, log|det| = -inf) has a NaN tangent and cotangent: the identity
+    # stands in for it, so the solve never raises, and the result is scaled by NaN there
     (a,), (da,) = primals, tangents
     sign, logabsdet = out
-    t = _trace(solve(a, da))
+    nd, n = aval_of(a).ndim, aval_of(a).shape[-1]
+    singular = ops.equal(sign, 0)
+    eye = ops.equal(ops.iota_like(a, shape=(n, n), axis=0), ops.iota_like(a, shape=(n, n), axis=1))
+    safe = ops.where(ops.expand_dims(singular, axes=(nd - 2, nd - 1)),
+                     ops.astype(eye, dtype=aval_of(a).dtype.name), a)
+    t = ops.multiply(_trace(solve(safe, da)), ops.where(singular, math.nan, 1.0))
     dsign = None  # a real sign is piecewise constant; a complex one turns by i Im(t)
     if aval_of(sign).dtype.kind == "c":
         dsign = fit(ops.multiply(sign, ops.multiply(ops.imag(t), 1j)), aval_of(sign))

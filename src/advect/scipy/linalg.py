@@ -106,7 +106,7 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
         given = {} if assume_a is None else {"assume_a": assume_a}  # SciPy < 1.17: no None
         return _sl.solve(a, b, lower=lower, overwrite_a=overwrite_a, overwrite_b=overwrite_b,
                          check_finite=check_finite, transposed=transposed, **given)
-    a, b = _array(a), _array(b)
+    a, b = _as_scipy("solve", a, b)
     if transposed and a.dtype.kind == "c":
         raise NotImplementedError("scipy.linalg.solve: transposed=True is not supported for "
                                   "complex a (as in SciPy); pass np.swapaxes(a, -1, -2)")
@@ -133,6 +133,37 @@ def _array(x: Any) -> Any:
     return x if isinstance(x, Tracer) else np.asarray(x)
 
 
+# examples of each function: the dtype of the result they return is the dtype it works in
+_EXAMPLES = {
+    "solve": lambda a, b: _sl.solve(a, b),
+    "solve_triangular": lambda a, b: _sl.solve_triangular(a, b),
+    "cholesky": lambda a: _sl.cholesky(a),
+    "cho_solve": lambda c, b: _sl.cho_solve((c, False), b),
+    "lu_factor": lambda a: _sl.lu_factor(a)[0],
+    "lu_solve": lambda lu, b: _sl.lu_solve((lu, np.zeros(2, np.int32)), b),
+    "eigh": lambda a, b=None: _sl.eigh(a, b)[1],
+    "expm": lambda a: _sl.expm(a),
+    "inv": lambda a: _sl.inv(a),
+    "lstsq": lambda a, b: _sl.lstsq(a, b)[0],
+}
+
+
+@functools.cache
+def _scipy_dtype(name: str, *dtypes: np.dtype) -> np.dtype:
+    """The dtype the installed SciPy's ``name`` works in and returns for inputs of ``dtypes``,
+    read off a 2 x 2 example (a 1 x 1 one can take a scalar shortcut: ``expm`` of a 1 x 1 bool
+    matrix is float16): SciPy 1.17 solves bool, int8 and int16 in float32 but int32 in
+    float64, float16 in float32, and ``solve`` and ``expm`` take every integer to float64."""
+    return np.asarray(_EXAMPLES[name](*(np.eye(2, dtype=d) for d in dtypes))).dtype
+
+
+def _as_scipy(name: str, *xs: Any) -> list[Any]:
+    """The (non-None) inputs of ``name`` cast to the dtype SciPy works in for them."""
+    arrays = [_array(x) for x in xs if x is not None]
+    dtype = _scipy_dtype(name, *(x.dtype for x in arrays))
+    return [x if x.dtype == dtype else x.astype(dtype) for x in arrays]
+
+
 def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
                      unit_diagonal: bool = False, overwrite_b: bool = False,
                      check_finite: bool = True) -> Any:
@@ -151,7 +182,7 @@ def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
     if not _traced(a, b):
         return _sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal,
                                     overwrite_b=overwrite_b, check_finite=check_finite)
-    a, b = _array(a), _array(b)
+    a, b = _as_scipy("solve_triangular", a, b)
     mode = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}.get(trans)
     if mode is None:
         raise ValueError(f"scipy.linalg.solve_triangular: trans={trans!r} is not 0, 1, 2, 'N', "
@@ -181,7 +212,8 @@ def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
     """
     if not _traced(a):
         return _sl.cholesky(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite)
-    factor = np.linalg.cholesky(_from_triangle(_array(a), lower, True))
+    (a,) = _as_scipy("cholesky", a)
+    factor = np.linalg.cholesky(_from_triangle(a, lower, True))
     return factor if lower else _mH(factor)
 
 
@@ -200,7 +232,7 @@ def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
     """
     if not _traced(a):
         return _sl.cho_factor(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite)
-    a = _array(a)
+    (a,) = _as_scipy("cholesky", a)
     factor = cholesky(a, lower=lower)
     return factor + (np.triu(a, 1) if lower else np.tril(a, -1)), lower
 
@@ -218,7 +250,7 @@ def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False,
     c, lower = c_and_lower
     if not _traced(c, b):
         return _sl.cho_solve((c, lower), b, overwrite_b=overwrite_b, check_finite=check_finite)
-    c, b = _array(c), _array(b)
+    c, b = _as_scipy("cho_solve", c, b)
     factor = np.tril(c) if lower else _mH(np.triu(c))
     rhs, vector = _as_matrix(b)
     x = _cho_solve_lower(factor, rhs)
@@ -243,9 +275,7 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
     """
     if not _traced(a):
         return _sl.lu_factor(a, overwrite_a=overwrite_a, check_finite=check_finite)
-    a = _array(a)
-    if a.dtype.kind not in "fc":
-        a = a.astype(np.float64)
+    (a,) = _as_scipy("lu_factor", a)
     return ops.lu_factor(a)
 
 
@@ -264,7 +294,7 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: b
                             check_finite=check_finite)
     if trans not in (0, 1, 2):
         raise ValueError(f"scipy.linalg.lu_solve: trans={trans!r} is not 0, 1 or 2")
-    lu, b = _array(lu), _array(b)
+    lu, b = _as_scipy("lu_solve", lu, b)
     n = lu.shape[-1]
     perm = ops.lu_permutation(piv)
     p = (perm[..., :, None] == np.arange(n)).astype(np.real(lu).dtype)  # (P a)[i] = a[perm[i]]
@@ -311,11 +341,12 @@ def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = Fals
                          "of eigenvalues, which traced arrays cannot have; use subset_by_index")
     if type not in (1, 2, 3):
         raise ValueError(f"scipy.linalg.eigh: type={type!r} is not 1, 2 or 3")
-    a = _from_triangle(_array(a), lower, True)
-    if b is None:
+    a, *b = _as_scipy("eigh", a, b)
+    a = _from_triangle(a, lower, True)
+    if not b:
         w, v = np.linalg.eigh(a)
     else:
-        factor = np.linalg.cholesky(_from_triangle(_array(b), lower, True))
+        factor = np.linalg.cholesky(_from_triangle(b[0], lower, True))
         if type == 1:  # L^{-1} a L^{-H}
             left = _tri_solve(factor, a, lower=True)
             c = _mH(_tri_solve(factor, _mH(left), lower=True))
@@ -343,7 +374,8 @@ def expm(A: Any) -> Any:
     """
     if not _traced(A):
         return _sl.expm(A)
-    return ops.expm(A)
+    (a,) = _as_scipy("expm", A)
+    return ops.expm(a)
 
 
 def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, *,
@@ -360,7 +392,7 @@ def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, *,
     if not _traced(a):
         given = {} if assume_a is None and not lower else {"assume_a": assume_a, "lower": lower}
         return _sl.inv(a, overwrite_a=overwrite_a, check_finite=check_finite, **given)
-    a = _array(a)
+    (a,) = _as_scipy("inv", a)
     if _ASSUME.get(assume_a, "") == "general":
         return np.linalg.inv(a)
     return solve(a, np.broadcast_to(_eye(a), a.shape), lower=lower, assume_a=assume_a)
@@ -376,7 +408,8 @@ def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
     """
     if not _traced(a):
         return _sl.det(a, overwrite_a=overwrite_a, check_finite=check_finite)
-    d = np.linalg.det(_array(a))
+    (a,) = _as_scipy("inv", a)  # SciPy factors in the dtype inv works in (int8: float32)
+    d = np.linalg.det(a)
     dtype = _det_dtype(d.dtype)
     return d if dtype == d.dtype else d.astype(dtype)
 
@@ -413,9 +446,7 @@ def lstsq(a: Any, b: Any, cond: float | None = None, overwrite_a: bool = False,
     if not _traced(a, b):
         return _sl.lstsq(a, b, cond=cond, overwrite_a=overwrite_a, overwrite_b=overwrite_b,
                          check_finite=check_finite, lapack_driver=lapack_driver)
-    a, b = _array(a), _array(b)
-    if a.dtype.kind not in "fc":
-        a = a.astype(np.float64)
+    a, b = _as_scipy("lstsq", a, b)
     m, n = a.shape[-2:]
     if cond is None:
         cond = float(np.finfo(np.result_type(a.dtype, b.dtype, np.float32)).eps)
@@ -431,5 +462,5 @@ def lstsq(a: Any, b: Any, cond: float | None = None, overwrite_a: bool = False,
                                "np.linalg.pinv(a) @ b instead, or call lstsq in a dynamic "
                                "transform") from None
     if m <= n or rank < n:
-        return x, np.empty((0,), dtype=s.dtype), rank, s
+        return x, np.empty((0,), dtype=a.dtype), rank, s  # complex for complex a, as SciPy
     return x, np.sum(np.abs(b - a @ x) ** 2, axis=0), rank, s

@@ -184,6 +184,25 @@ def _subscripts(v, avals, attrs):
     return None
 
 
+def _einsum_optimize(v, avals, attrs):
+    if v is None or v is False or v in ("greedy", "optimal"):
+        return None
+    if type(v) is tuple and len(v) == 2 and v[0] in ("greedy", "optimal") and _int(v[1]):
+        return None
+    left = len(avals)
+    if type(v) is tuple and v and v[0] == "einsum_path" and len(v) <= 1000:
+        for step in v[1:]:
+            if not (_ints(step) and step and len(set(step)) == len(step)
+                    and all(0 <= i < left for i in step)):
+                break
+            left -= len(step) - 1
+        else:
+            if left == 1:
+                return None
+    return ("must be false, null, 'greedy', 'optimal', [name, memory limit] or a contraction "
+            f"path ['einsum_path', [i, j], ...] of {len(avals)} operands")
+
+
 def _index(v, avals, attrs):
     if type(v) is not tuple or len(v) > 64:
         return "must be a tuple of index entries"
@@ -241,7 +260,7 @@ _TABLE: dict[str, dict] = {
     "full_like": {"fill_value": _scalar, "shape": _shape_or_none, "dtype": _dtype_or_none},
     "iota_like": {"shape": _shape, "axis": _int64},
     "dot_general": {"contract": _pairs, "batch": _pairs},
-    "einsum": {"subscripts": _subscripts},
+    "einsum": {"subscripts": _subscripts, "optimize": _einsum_optimize},
     "fft": {"axes": _fft_axes, "inverse": _BOOL, "norm": _one_of(*_NORMS)},
     "rfft": {"axes": _fft_axes, "norm": _one_of(*_NORMS)},
     "irfft": {"axes": _fft_axes, "s": _sizes, "norm": _one_of(*_NORMS)},
@@ -252,7 +271,8 @@ _TABLE: dict[str, dict] = {
     "qr": {"complete": _BOOL},
     "svd": {"full_matrices": _BOOL},
 }
-_OPTIONAL = {"slice_axis": {"step"}, "full_like": {"shape", "dtype"}, "round": {"decimals"}}
+_OPTIONAL = {"slice_axis": {"step"}, "full_like": {"shape", "dtype"}, "round": {"decimals"},
+             "einsum": {"optimize"}}
 # ops whose attrs are Python objects of one process: they never appear in a saved program
 _UNSAVEABLE = frozenset({"checkpoint_jvp", "implicit_solve"})
 
