@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .. import ops
-from ..core import Op
+from ..core import Op, apply_linear
 from ..dtypes import Aval, aval_of, real_dtype, result_type
 from ._rules import add_tangents, broadcast_shapes, conj, fit, is_linear, unbroadcast
 from .einsum import einsum
@@ -34,8 +34,11 @@ def _matmul_abstract(x, y):
 
 
 def _matmul_jvp(primals, tangents, out):
+    # each term is matmul with one operand's tangent in its place: the tape records it with the
+    # output's aval (apply_linear) instead of deriving it again
     (x, y), (dx, dy) = primals, tangents
-    t = add_tangents(None if dx is None else matmul(dx, y), None if dy is None else matmul(x, dy))
+    t = add_tangents(None if dx is None else apply_linear(matmul, (dx, y), primals, out, {}),
+                     None if dy is None else apply_linear(matmul, (x, dy), primals, out, {}))
     return fit(t, out)
 
 
