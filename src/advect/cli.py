@@ -151,7 +151,11 @@ def _dot(args) -> None:
     if args.output is None:
         sys.stdout.write(text)
     else:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"-o {args.output}: cannot write ({exc.strerror or exc})"
+                               ) from None
 
 
 def _read_inputs(entries: Sequence[str]) -> dict[str, np.ndarray]:
@@ -209,20 +213,21 @@ _WEAK_SOURCES = {"b": "b", "i": "iu", "u": "iu", "f": "fiu", "c": "cfiu"}
 def _run(args) -> None:
     program = _load(args.program, args.modules)[0]
     arrays = _read_inputs(args.inputs)
+    names = leaf_names(program.signature)
+    known = [n for n, s in names if isinstance(s, ArraySpec)]
+    unknown = sorted(set(arrays) - set(known))
+    if unknown:  # before the missing ones: `arg1=FILE.npy` for a container is named as such
+        raise CommandError(f"unknown input {unknown[0]!r}; the program's inputs are: "
+                           f"{', '.join(known) or 'none'}", 2)
     leaves = []
-    for name, spec in leaf_names(program.signature):
+    for name, spec in names:
         if isinstance(spec, StaticSpec):
             leaves.append(spec.value)  # compile-time values are part of the program
             continue
         if name not in arrays:
             raise CommandError(f"missing input {name!r} ({_spec_text(spec)}); pass "
                                f"--input {name}=FILE.npy", 2)
-        leaves.append(_argument(name, spec, arrays.pop(name)))
-    if arrays:
-        known = ", ".join(n for n, s in leaf_names(program.signature)
-                          if isinstance(s, ArraySpec)) or "none"
-        raise CommandError(f"unknown input {sorted(arrays)[0]!r}; the program's inputs are: "
-                           f"{known}", 2)
+        leaves.append(_argument(name, spec, arrays[name]))
     pos, kw = tree_unflatten(_signature_def(program), leaves)
     try:
         result = program(*pos, **kw)
@@ -237,7 +242,12 @@ def _run(args) -> None:
             for name, value in outputs.items():
                 print(f"{name} = {value!r}")
         return
-    np.savez(args.output, **outputs)
+    try:
+        with open(args.output, "wb") as file:  # this very path (np.savez(name) appends .npz)
+            np.savez(file, **outputs)
+    except OSError as exc:
+        raise CommandError(f"--output {args.output}: cannot write ({exc.strerror or exc})"
+                           ) from None
     print(f"wrote {', '.join(outputs)} to {args.output}")
 
 
@@ -292,7 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["check", "no-such-program.json"])  # prints the reason on stderr
         2
     """
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exit_:  # usage errors and --help: the status, as from the shell
+        return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
     try:
         args.handler(args)
     except CommandError as exc:

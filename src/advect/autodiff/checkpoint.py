@@ -24,13 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
+from .. import core, ops
 from ..core import Op, Tracer
 from ..dtypes import Aval, aval_of
 from ..errors import EscapedTracerError, TracingError
 from ..numpy._methods import INPUT
 from ..providers import is_array
 from ..pytree import TreeDef, tree_flatten, tree_unflatten
+from ..staging.trace import _GENERATOR_KINDS, _generators_of, _same_state
+from ..staging.trace import _set_state as _set_rng_state
+from ..staging.trace import _state as _rng_state
+from . import state
 from .forward import JVPTrace, JVPTracer, split
 from .reverse import LinearTracer, backward, linearize_flat, lower
 
@@ -77,6 +81,7 @@ def jvp_flat(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any]
     outer transforms: the run nests inside them.
     """
     trace = JVPTrace()
+    state.hide(trace)  # an internal trace: transform_state sees the levels around it
     try:
         out = fun(*_inputs(trace, primals, tangents))
         leaves, treedef = tree_flatten(out)
@@ -91,7 +96,12 @@ def vjp_flat(fun: Callable, primals: Sequence[Any], cotangents: Sequence[Any]) -
     ``primals`` (floating arrays or tracers); returns one cotangent per primal, ``None`` for
     zero. The tape lives only for this call."""
 
-    out, in_vars, trace, tape = linearize_flat(fun, list(primals))
+    def hidden(*xs):
+        if xs:  # an internal trace: transform_state sees the levels around it
+            state.hide(xs[0]._trace)
+        return fun(*xs)
+
+    out, in_vars, trace, tape = linearize_flat(hidden, list(primals))
     try:
         leaves = tree_flatten(out)[0]
         if len(leaves) != len(cotangents):
@@ -109,14 +119,44 @@ def vjp_flat(fun: Callable, primals: Sequence[Any], cotangents: Sequence[Any]) -
 class _Block:
     """A checkpointed block as the tape sees it: the flat function of its array inputs, which
     inputs carry tangents (``diff_in``), which outputs are differentiable (``diff_out``, of
-    ``n_out`` output leaves) and the avals of those outputs. Never serialized."""
+    ``n_out`` output leaves) and the avals of those outputs; the random generators the primal
+    run drew from, with their states before it (``draws``), a fingerprint of its
+    differentiable outputs (``prints``) that every recomputation must reproduce, and the
+    transform-state levels the primal run saw (``levels``). Never serialized."""
 
-    __slots__ = ("fun", "n_in", "diff_in", "n_out", "diff_out", "out_avals")
+    __slots__ = ("fun", "n_in", "diff_in", "n_out", "diff_out", "out_avals", "draws", "prints",
+                 "levels")
 
     def __init__(self, fun: Callable, n_in: int, diff_in: tuple[int, ...], n_out: int,
-                 diff_out: tuple[int, ...], out_avals: tuple[Aval, ...]):
+                 diff_out: tuple[int, ...], out_avals: tuple[Aval, ...], draws: list,
+                 prints: list, levels: tuple):
         self.fun, self.n_in, self.diff_in = fun, n_in, diff_in
         self.n_out, self.diff_out, self.out_avals = n_out, diff_out, out_avals
+        self.draws, self.prints, self.levels = draws, prints, levels
+
+    def replay(self, *args):
+        """``fun(*args)`` again, drawing the primal run's random numbers; refuses a result that
+        differs from the primal run's (a source of randomness or state the block does not
+        receive as an argument), which would make the derivative silently wrong."""
+        now = [(g, _rng_state(g)) for g, _ in self.draws]
+        try:
+            for g, before in self.draws:
+                _set_rng_state(g, before)
+            with state.replaying(self.levels):
+                out = self.fun(*args)
+        finally:
+            for g, current in now:
+                _set_rng_state(g, current)
+        leaves = tree_flatten(out)[0]
+        for j, expected in zip(self.diff_out, self.prints):
+            if not _same_print(_fingerprint(leaves[j]), expected):
+                raise TracingError(
+                    f"checkpoint: recomputing {self!r} gave output {j} different values than "
+                    "its first run, so its derivative would be wrong. The block must be "
+                    "deterministic: pass random numbers (or the random generator) and any "
+                    "state it reads (globals, ad.transform_state it updates) as arguments of "
+                    "the checkpointed function")
+        return out
 
     def split(self, args: Sequence[Any]) -> tuple[list, list]:
         """``checkpoint_jvp`` operands -> (primals, tangents with ``None`` where absent)."""
@@ -133,7 +173,7 @@ class _Block:
 def _block_jvp(block: _Block, args: Sequence[Any]) -> tuple:
     """The block's output tangents (the ``diff_out`` ones, zeros filled in) by recomputation."""
     primals, tangents = block.split(args)
-    _, outs, out_tangents = jvp_flat(block.fun, primals, tangents)
+    _, outs, out_tangents = jvp_flat(block.replay, primals, tangents)
     return tuple(ops.zeros_like(outs[j]) if out_tangents[j] is None else out_tangents[j]
                  for j in block.diff_out)
 
@@ -158,7 +198,7 @@ def _checkpoint_jvp_transpose(ct, *args, block):
         full = list(primals)
         for i, x in zip(block.diff_in, xs):
             full[i] = x
-        return block.fun(*full)
+        return block.replay(*full)
 
     out_cts: list = [None] * block.n_out
     for j, c in zip(block.diff_out, ct):
@@ -171,6 +211,47 @@ checkpoint_jvp = Op(
     "checkpoint_jvp", attrs=("block",), abstract=_checkpoint_jvp_abstract,
     impl=_checkpoint_jvp_impl, jvp=_checkpoint_jvp_jvp, transpose=_checkpoint_jvp_transpose,
     multiple_results=True)
+
+
+# --- what a recomputation must reproduce ------------------------------------------------------
+
+def _generators(fun: Callable, static: Sequence[Any]) -> tuple:
+    """The random generators a block may draw from: NumPy's global one, those among its
+    non-array arguments and those its function names (closure cells and globals)."""
+    found = [np.random.mtrand._rand, *(x for x in static if isinstance(x, _GENERATOR_KINDS)),
+             *(g for _, g in _generators_of(fun))]
+    return tuple({id(g): g for g in found}.values())
+
+
+def _draws(generators: tuple, before: list) -> list:
+    """``(generator, state before)`` for the generators whose state changed since ``before``."""
+    return [(g, saved) for g, saved in zip(generators, before)
+            if not _same_state(_rng_state(g), saved)]
+
+
+def _fingerprint(leaf) -> tuple | None:
+    """Cheap summary of a concrete NumPy output (sums that see order and size, and the squared
+    norm), or ``None`` where there is no concrete NumPy value (staging, other providers)."""
+    while type(leaf) is JVPTracer:
+        leaf = leaf.primal
+    if isinstance(leaf, Tracer) or not isinstance(leaf, np.ndarray | np.generic | float | complex):
+        return None
+    flat = np.asarray(leaf).reshape(-1)
+    return (np.sum(flat), np.sum(flat[::3]), np.vdot(flat, flat).real, flat.size,
+            np.finfo(flat.dtype).eps ** 0.5)
+
+
+def _same_print(a: tuple | None, b: tuple | None) -> bool:
+    if a is None or b is None:
+        return True
+    (s, s3, sq, n, rtol), (t, t3, tq, m, _) = a, b
+    if n != m:
+        return False
+    if not np.isfinite([s, s3, sq, t, t3, tq]).all():  # NaN or inf: nothing to compare
+        return True
+    scale = max(float(sq), float(tq))
+    bound = rtol * (n * scale) ** 0.5 + np.finfo(float).tiny  # Cauchy-Schwarz: |sum| <= this
+    return abs(s - t) <= bound and abs(s3 - t3) <= bound and abs(sq - tq) <= rtol * scale
 
 
 # --- the transform ------------------------------------------------------------------------------
@@ -207,22 +288,39 @@ def _check_captured(trace, leaves, where):
                 "function as an argument")
 
 
-def _call(fun: Callable, args: list):
-    """``fun(*args)`` with array ``args``, checkpointed against the innermost trace among them."""
+def _call(fun: Callable, args: list, generators: tuple):
+    """``fun(*args)`` with array ``args``, checkpointed against the innermost trace among them;
+    ``generators`` are the random generators the block may draw from."""
     trace = innermost_trace(args)
     if type(trace) is not JVPTrace:  # no transform, or staging: there is no tape to spare
         return fun(*args)
     primals, tangents = split(trace, args)
     if any(type(t) is LinearTracer for t in tangents):
-        return _linearized(trace, fun, primals, tangents)
+        return _linearized(trace, fun, primals, tangents, generators)
     if not any(isinstance(v, Tracer) for v in (*primals, *tangents)):
         return fun(*args)  # plain forward mode: nothing is recorded anywhere
-    return _forward(trace, fun, primals, tangents)
+    return _forward(trace, fun, primals, tangents, generators)
 
 
-def _linearized(trace, fun, primals, tangents):
+def _linearized(trace, fun, primals, tangents, generators):
     """Reverse mode: the primal without a tape, then one ``checkpoint_jvp`` equation."""
-    out = _call(fun, [_readonly(p) for p in primals])
+    before = [_rng_state(g) for g in generators]
+    levels = state.visible_levels()
+    inputs = [_readonly(p) for p in primals]
+    try:
+        if core.debug_hooks is not None and innermost_trace(primals) is None:
+            # inside ad.debug: run the primal traced (no tangents, so no tape) so that its
+            # operations get source locations and numerics checks, as everywhere else
+            out_def, outs, _ = jvp_flat(fun, inputs, [None] * len(inputs))
+            out = tree_unflatten(out_def, outs)
+        else:
+            out = _call(fun, inputs, generators)
+    except ValueError as e:
+        if "read-only" in str(e):
+            e.add_note("advect.checkpoint: a checkpointed block must not write into its inputs "
+                       "(the recomputation reads them); copy the input first (x = x.copy())")
+        raise
+    draws = _draws(generators, before)
     leaves, treedef = tree_flatten(out)
     _check_captured(trace, leaves, "checkpoint")
     diff_in = tuple(i for i, t in enumerate(tangents) if t is not None)
@@ -230,14 +328,15 @@ def _linearized(trace, fun, primals, tangents):
     out_tangents: list = [None] * len(leaves)
     if diff_out:
         block = _Block(fun, len(primals), diff_in, len(leaves), diff_out,
-                       tuple(aval_of(leaves[j]) for j in diff_out))
+                       tuple(aval_of(leaves[j]) for j in diff_out), draws,
+                       [_fingerprint(leaves[j]) for j in diff_out], levels)
         results = checkpoint_jvp(*primals, *(tangents[i] for i in diff_in), block=block)
         for j, t in zip(diff_out, results):
             out_tangents[j] = t
     return tree_unflatten(treedef, [_wrap(trace, o, t) for o, t in zip(leaves, out_tangents)])
 
 
-def _forward(trace, fun, primals, tangents):
+def _forward(trace, fun, primals, tangents, generators):
     """Forward mode over outer traces: the block's JVP, checkpointed against those traces."""
     n = len(primals)
     diff_in = [i for i, t in enumerate(tangents) if t is not None]
@@ -249,7 +348,7 @@ def _forward(trace, fun, primals, tangents):
         treedef, outs, out_ts = jvp_flat(fun, xs[:n], ts)
         return tree_unflatten(treedef, outs), out_ts
 
-    out, out_tangents = _call(fun_jvp, [*primals, *(tangents[i] for i in diff_in)])
+    out, out_tangents = _call(fun_jvp, [*primals, *(tangents[i] for i in diff_in)], generators)
     leaves, treedef = tree_flatten(out)
     _check_captured(trace, leaves, "checkpoint")
     return tree_unflatten(treedef, [_wrap(trace, o, t) for o, t in zip(leaves, out_tangents)])
@@ -298,6 +397,7 @@ def checkpoint(fun: Callable) -> Callable:
             a, k = tree_unflatten(treedef, full)
             return fun(*a, **k)
 
-        return _call(flat, [leaves[i] for i in dynamic])
+        flat.__qualname__ = getattr(fun, "__qualname__", repr(fun))  # names the block in errors
+        return _call(flat, [leaves[i] for i in dynamic], _generators(fun, static))
 
     return wrapped

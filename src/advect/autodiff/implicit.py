@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import ops
 from ..core import Op, Tracer
 from ..dtypes import aval_of
@@ -30,10 +32,25 @@ from .forward import JVPTrace, JVPTracer, split
 __all__ = ["implicit_root"]
 
 
-
-
 def _concrete(x):
     return x._concrete() if isinstance(x, Tracer) else x
+
+
+def _max_abs(leaves: Sequence[Any]) -> float:
+    """The largest magnitude among concrete array leaves (0.0 for none)."""
+    sizes = []
+    for x in leaves:
+        xp = namespace_of((x,))
+        x = xp.asarray(x)
+        if x.size:
+            sizes.append(float(xp.max(xp.abs(x))))
+    return max(sizes, default=0.0)
+
+
+def _inexact_initial(x):
+    """An integer or bool ``initial`` leaf as float64: the root of a real residual is real, so
+    the solution must not be cast (truncated) to the integer dtype of its first guess."""
+    return ops.astype(x, dtype="float64") if aval_of(x).dtype.kind in "biu" else x
 
 
 class _Problem:
@@ -105,6 +122,23 @@ class _Problem:
             out.append(leaf if aval_of(leaf).dtype == aval.dtype else
                        ops.astype(leaf, dtype=aval.dtype.name))
         return out
+
+    def check_root(self, u: list, p: list, initial: list) -> None:
+        """Refuse a ``solve`` result that is not a root: the implicit function theorem (and so
+        every derivative) holds only at one. The residual must be below ``eps ** (1/4)`` of the
+        problem's scale, the larger of the residual at ``initial`` and ``A u``."""
+        size = _max_abs(self.residual_flat(u, p))
+        if not size:
+            return
+        at_initial = _max_abs(self.residual_flat(initial, p))
+        scale = max(at_initial, _max_abs(self.jvp_u(u, p, u)))
+        eps = max((np.finfo(a.dtype.name).eps for a in self.u_avals if a.dtype.kind in "fc"),
+                  default=np.finfo(float).eps)
+        if not size <= eps ** (1 / 4) * scale:  # also refuses a NaN residual
+            raise ImplicitSolveError(
+                f"implicit_root: solve did not converge: the residual at its result is "
+                f"{size:.3g} (largest entry; {at_initial:.3g} at `initial`), so the result is "
+                "not a root and its derivatives would be wrong")
 
     def call(self, name: str, callback: Callable, *args) -> list:
         try:
@@ -179,7 +213,9 @@ def _root(problem: _Problem, p: list, initial: list) -> list:
     trace = innermost_trace(p)
     if trace is None:
         f = lambda u: problem.residual(u, problem.params(p))  # noqa: E731
-        return problem.call("solve", problem.solve, f, tree_unflatten(problem.u_def, initial))
+        u = problem.call("solve", problem.solve, f, tree_unflatten(problem.u_def, initial))
+        problem.check_root(u, p, initial)
+        return u
     if type(trace) is not JVPTrace:
         raise TracingError("implicit_root: the solver runs on concrete values, so a root cannot "
                            "be staged; call it in a dynamic transform (grad, jvp, ...) instead")
@@ -242,7 +278,8 @@ def implicit_root(residual: Callable, *, solve: Callable, linear_solve: Callable
 
     def root(params, *, initial):
         init_leaves, init_def = tree_flatten(initial)
-        init_leaves = [_concrete(x) for x in init_leaves]  # no derivative flows to `initial`
+        # no derivative flows to `initial`
+        init_leaves = [_inexact_initial(_concrete(x)) for x in init_leaves]
         problem = _Problem(callbacks, params, tree_unflatten(init_def, init_leaves))
         leaves = tree_flatten(params)[0]
         u = _root(problem, [leaves[i] for i in problem.p_dynamic], init_leaves)

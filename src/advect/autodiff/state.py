@@ -10,27 +10,32 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import TracingError
 
-__all__ = ["transform_state", "transform_states", "push", "pop"]
+__all__ = ["transform_state", "transform_states", "push", "pop", "hide", "visible_levels",
+           "replaying"]
+
 
 class _Local(threading.local):
     def __init__(self):
-        self.stack: list = []  # each thread starts with its own empty stack
+        # each thread starts with its own empty stack of [trace, states, hidden] entries
+        self.stack: list[list] = []
 
 
 _local = _Local()
 
 
 def _stack() -> list:
+    """This thread's stack of ``[trace, states, hidden]`` entries (read by the tests)."""
     return _local.stack
 
 
 def push(trace) -> None:
-    _local.stack.append((trace, {}))
+    _local.stack.append([trace, {}, False])
 
 
 def pop(trace) -> None:
@@ -44,6 +49,33 @@ def pop(trace) -> None:
         if stack[i][0] is trace:
             del stack[i]
             return
+
+
+def hide(trace) -> None:
+    """Make ``trace``'s level invisible to :func:`transform_state`: an internal trace of Advect
+    (a checkpoint's recomputation, an implicit root's residual evaluations) is not one of the
+    user's transform invocations, so code run in it sees the levels around it."""
+    for entry in reversed(_local.stack):
+        if entry[0] is trace:
+            entry[2] = True
+            return
+
+
+def visible_levels() -> tuple:
+    """The user-visible levels of this thread now, outermost first (for :func:`replaying`)."""
+    return tuple(entry for entry in _local.stack if not entry[2])
+
+
+@contextmanager
+def replaying(levels: tuple) -> Iterator[None]:
+    """Run code with the levels ``levels`` visible, as when they were taken: a checkpointed
+    block recomputed during the backward pass sees the transform states of its first run."""
+    saved = _local.stack
+    _local.stack = list(levels)
+    try:
+        yield
+    finally:
+        _local.stack = saved
 
 
 def _staging() -> bool:
@@ -75,7 +107,7 @@ def transform_state(key: Any, factory: Callable[[], Any]) -> Any:
         raise TracingError("transform_state() was called while staging: scratch state lives "
                            "only during one dynamic transform call; pass the value in as an "
                            "input of the staged function instead")
-    stack = _stack()
+    stack = visible_levels()
     if not stack:
         raise TracingError("transform_state() needs a running dynamic transform (grad, vjp, "
                            "jvp, linearize, ...) in this thread")
@@ -99,4 +131,4 @@ def transform_states(key: Any) -> list:
         >>> float(ad.grad(outer)(np.array(1.0)))   # d/dx (2 * 3x^2) = 12x
         12.0
     """
-    return [states[key] for _, states in _stack() if key in states]
+    return [states[key] for _, states, _ in visible_levels() if key in states]
