@@ -15,7 +15,7 @@ from ..dtypes import aval_of
 from ..providers import namespace_of
 from ._mutation import mark_array, mark_view
 
-__all__ = ["normalize_index", "getitem"]
+__all__ = ["normalize_index", "getitem", "check_broadcast"]
 
 _FULL = (None, None, None)
 
@@ -64,14 +64,51 @@ def normalize_index(shape: tuple[int, ...], key) -> tuple[tuple, list]:
     index = _basic_index(shape, key)
     if index is not None:
         return index, []
+    return _advanced_index(shape, key)
+
+
+def _is_mask(k) -> bool:
+    return hasattr(k, "dtype") and not isinstance(k, type) and aval_of(k).dtype.kind == "b"
+
+
+def _is_scalar_mask(k) -> bool:
+    return isinstance(k, bool | np.bool_) or (_is_mask(k) and not aval_of(k).shape)
+
+
+def _scalar_masks(x, key):
+    """NumPy reads a 0-d boolean index (``True``, ``np.array(False)``) as a new length-1 axis
+    indexed by ``[0]`` or ``[]``, an advanced index like any other: ``x`` with those axes and
+    the key with those index arrays."""
+    entries = key if type(key) is tuple else (key,)
+    if not any(_is_scalar_mask(k) for k in entries):
+        return x, key
+    entries = [_as_index_array(k) for k in entries]
+    ranks = [0 if k is None or k is Ellipsis or _is_scalar_mask(k)
+             else len(aval_of(k).shape) if _is_mask(k) else 1 for k in entries]
+    shape, out, dim = list(x.shape), [], 0
+    for k, rank in zip(entries, ranks):
+        if _is_scalar_mask(k):
+            if isinstance(k, Tracer):
+                k = k._concrete_for("boolean mask indexing (its result shape depends on data)")
+            shape.insert(dim, 1)
+            k = np.zeros(int(bool(k)), np.intp)
+            rank = 1
+        elif k is Ellipsis:
+            rank = max(len(x.shape) - sum(ranks), 0)
+        out.append(k)
+        dim += rank
+    return ops.reshape(x, shape=tuple(shape)), tuple(out)
+
+
+def _advanced_index(shape, key):
     if not isinstance(key, tuple):
         key = (key,)
     entries: list = []
     for k in key:
         k = _as_index_array(k)
-        if isinstance(k, bool | np.bool_):
-            raise IndexError("a Python bool as an index is not supported on traced arrays; use "
-                             "x[None] or np.where")
+        if _is_scalar_mask(k):  # getitem reshapes these away first
+            raise IndexError("a 0-d boolean index (True, False, np.array(b)) is supported only "
+                             "when reading a traced array; use x[None] or np.where")
         if hasattr(k, "dtype") and not isinstance(k, np.generic | int):
             kind = aval_of(k).dtype.kind
             if kind == "b":
@@ -134,12 +171,23 @@ def normalize_index(shape: tuple[int, ...], key) -> tuple[tuple, list]:
                 raise IndexError(f"index {e} is out of bounds for axis {dim} with size {n}")
             index.append(e % n)
             dim += 1
+    if len(arrays) > 1:
+        check_broadcast([tuple(aval_of(a).shape) for a in arrays])
     dims = _dims(index)
     index = [(0, shape[d], 1) if e == _FULL else e for d, e in zip(dims, index)]
     while index and isinstance(index[-1], tuple) and index[-1] == (0, shape[dims[-1]], 1):
         index.pop()  # x[i, :] is x[i]
         dims.pop()
     return tuple(index), arrays
+
+
+def check_broadcast(shapes: list[tuple[int, ...]]) -> None:
+    """NumPy's IndexError when index arrays do not broadcast together."""
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
+                         "shapes " + " ".join(str(s) for s in shapes)) from None
 
 
 def _dims(index):
@@ -158,7 +206,11 @@ def getitem(x, key):
     """``x[key]``: a gather; a basic index is a view of ``x`` (writes through it reach ``x``;
     writes to ``x`` make it stale) unless it picks one element by integers alone, which NumPy
     gives as a scalar copy."""
-    index, arrays = normalize_index(x.shape, key)
+    index = _basic_index(x.shape, key)
+    arrays = []
+    if index is None:
+        x, key = _scalar_masks(x, key)
+        index, arrays = _advanced_index(x.shape, key)
     if not index:
         if x.shape or (x._mut is None) is not _has_ellipsis(key):
             return x  # y[:], a[...] of a 0-d array and s[()] of a scalar: x itself, as a view

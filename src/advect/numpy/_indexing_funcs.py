@@ -29,6 +29,7 @@ from ._functions import (
     reduction,
     take_axis,
 )
+from ._indexing import check_broadcast
 from ._mutation import READ_ONLY, assign_inplace, mark_view
 from ._shaping import _broadcast_arrays, _resize
 
@@ -42,6 +43,8 @@ def _fix_mode(indices, n, mode, name):
         raise ValueError(f"numpy.{name}: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     if not isinstance(indices, Tracer):
         bad = (indices < -n) | (indices >= n)
+        if np.any(bad) and name == "choose":
+            raise ValueError("invalid entry in choice array")
         if np.any(bad):
             raise IndexError(f"numpy.{name}: index {indices[bad].flat[0]} is out of bounds for "
                              f"axis with size {n}")
@@ -78,6 +81,7 @@ def _axis_arrays(shape, indices, axis):
             view = [1] * nd
             view[d] = shape[d]
             arrays.append(np.arange(shape[d]).reshape(view))
+    check_broadcast([tuple(aval_of(a).shape) for a in arrays])
     return arrays
 
 

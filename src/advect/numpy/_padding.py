@@ -8,6 +8,8 @@ identity; statistic modes reduce the edge slices; ``linear_ramp`` interpolates t
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import ops
@@ -29,8 +31,10 @@ from ._functions import (
 from ._mutation import owned_copy
 from ._quantiles import _median
 
-_MODES = ("constant", "edge", "linear_ramp", "maximum", "mean", "median", "minimum", "reflect",
-          "symmetric", "wrap", "empty")
+_OPTIONS = {"constant": ("constant_values",), "edge": (), "linear_ramp": ("end_values",),
+            "maximum": ("stat_length",), "mean": ("stat_length",), "median": ("stat_length",),
+            "minimum": ("stat_length",), "reflect": ("reflect_type",),
+            "symmetric": ("reflect_type",), "wrap": (), "empty": ()}  # NumPy's allowed kwargs
 
 
 def _pairs(value, ndim, name):
@@ -75,10 +79,19 @@ def _statistic(a, axis, lo, hi, mode):
     return _round_for(a, _median(part, axis, keepdims=True))
 
 
+def _stat_lengths(stat_length, nd):
+    """NumPy's ``stat_length`` pairs: rounded to integers, negatives refused, None for all."""
+    if stat_length is None:
+        return [(None, None)] * nd
+    lengths = np.round(np.asarray(stat_length)).astype(np.intp)
+    if np.any(lengths < 0):
+        raise ValueError("index can't contain negative values")
+    return _pairs(lengths, nd, "stat_length")
+
+
 def _stat_sides(a, axis, before, after, mode, stat_length):
     n = _shape(a)[axis]
-    lb, la = (n, n) if stat_length is None else (min(stat_length[0] or n, n),
-                                                 min(stat_length[1] or n, n))
+    lb, la = (n if s is None else min(s, n) for s in stat_length)
     left = _statistic(a, axis, 0, lb, mode)
     right = _statistic(a, axis, n - la, n, mode)
     grow = _shape(a)[:axis]
@@ -146,9 +159,8 @@ def _pad_axis(a, axis, before, after, mode, options):
         if mode == "linear_ramp":
             left, right = _ramp_sides(a, axis, before, after, options["end_values"][axis])
         else:
-            stat = options["stat_length"]
             left, right = _stat_sides(a, axis, before, after, mode,
-                                      None if stat is None else stat[axis])
+                                      options["stat_length"][axis])
         return ops.concat(left, a, right, axis=axis)
     reflect_type = options["reflect_type"]
     if mode in ("reflect", "symmetric") and reflect_type == "odd":
@@ -160,9 +172,12 @@ def _pad_axis(a, axis, before, after, mode, options):
 @implements(np.pad)
 def _pad(array, pad_width, mode="constant", **kwargs):
     a = operand(array)
-    if callable(mode) or mode not in _MODES:
+    if callable(mode) or mode not in _OPTIONS:
         raise ValueError(f"numpy.pad: mode {mode!r} is not supported on traced arrays; use one "
-                         f"of {', '.join(_MODES)}")
+                         f"of {', '.join(_OPTIONS)}")
+    unsupported = set(kwargs) - set(_OPTIONS[mode])
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
     nd = len(_shape(a))
     widths = np.asarray(pad_width)
     if widths.dtype.kind != "i":  # NumPy's check: 1.5 is refused, never truncated to 1
@@ -170,13 +185,23 @@ def _pad(array, pad_width, mode="constant", **kwargs):
     widths = np.broadcast_to(widths.astype(np.int64), (nd, 2))
     if np.any(widths < 0):
         raise ValueError("index can't contain negative values")
-    stat = kwargs.get("stat_length")
     options = {
         "constant_values": _pairs(kwargs.get("constant_values", 0), nd, "constant_values"),
         "end_values": _pairs(kwargs.get("end_values", 0), nd, "end_values"),
-        "stat_length": None if stat is None else _pairs(stat, nd, "stat_length"),
+        "stat_length": _stat_lengths(kwargs.get("stat_length"), nd),
         "reflect_type": kwargs.get("reflect_type", "even"),
     }
+    shape = _shape(a)
+    if not math.prod(shape) and mode not in ("constant", "empty"):
+        for axis, n in enumerate(shape):  # nothing to copy or reduce: NumPy's check
+            if n == 0 and widths[axis].any():
+                raise ValueError(f"can't extend empty axis {axis} using modes other than "
+                                 f"'constant' or 'empty'")
+        return ops.full_like(a, fill_value=0, shape=tuple(
+            int(n + w.sum()) for n, w in zip(shape, widths)))
+    if mode in ("maximum", "minimum") and any(
+            0 in lengths for lengths in options["stat_length"]):
+        raise ValueError("stat_length of 0 yields no value for padding")  # every axis, as NumPy
     for axis in range(nd):
         before, after = int(widths[axis, 0]), int(widths[axis, 1])
         if before or after:

@@ -77,13 +77,14 @@ def _atleast_3d(*arys):
 def _hstack(tup, *, dtype=None, casting="same_kind"):
     arrs = _atleast_1d(*tup)
     arrs = arrs if isinstance(arrs, tuple) else (arrs,)
-    return _concatenate(arrs, 0 if _ndim(arrs[0]) == 1 else 1, dtype=dtype)
+    return _concatenate(arrs, 0 if _ndim(arrs[0]) == 1 else 1, dtype=dtype, casting=casting)
 
 
 @implements(np.vstack)
 def _vstack(tup, *, dtype=None, casting="same_kind"):
     arrs = _atleast_2d(*tup)
-    return _concatenate(arrs if isinstance(arrs, tuple) else (arrs,), 0, dtype=dtype)
+    return _concatenate(arrs if isinstance(arrs, tuple) else (arrs,), 0, dtype=dtype,
+                        casting=casting)
 
 
 @implements(np.dstack)
@@ -385,15 +386,16 @@ def _insert(arr, obj, values, axis=None):
         obj = obj.astype(np.intp)
     values = operand(values)
     values = astype(values, aval_of(arr).dtype)
-    if obj.ndim == 0:  # the values are inserted whole, their first axis along ``axis``
-        vshape = _shape(values)
-        vshape = (1,) * (len(shape) - len(vshape)) + vshape
-        values = _moveaxis(_reshape(values, vshape), 0, axis)
+    if obj.size == 1:  # NumPy inserts the values whole at one position: ``ndmin`` leading
+        vshape = _shape(values)  # axes, and a scalar position moves the first one to ``axis``
+        values = _reshape(values, (1,) * (len(shape) - len(vshape)) + vshape)
+        if obj.ndim == 0:
+            values = _moveaxis(values, 0, axis)
         count = _shape(values)[axis]
+        obj = int(obj.item())
     else:
         count = obj.size
     target = shape[:axis] + (count,) + shape[axis + 1:]
     block = ops.broadcast_to(values, shape=target) if _shape(values) != target else values
-    positions = np.insert(np.arange(n), obj if obj.ndim else int(obj),
-                          np.arange(n, n + count))
+    positions = np.insert(np.arange(n), obj, np.arange(n, n + count))
     return take_axis(_concatenate([arr, block], axis), positions, axis)

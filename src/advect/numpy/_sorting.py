@@ -41,13 +41,22 @@ def _no_order(order, name):
                          "arrays")
 
 
+def _index_axis(a, axis):
+    """NumPy's argsort and argpartition read a 0-d array as 1-d."""
+    a = operand(a)
+    return _sort_axis(_ravel(a) if not _shape(a) else a, axis)
+
+
 @implements(np.argsort, nondiff=True)
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     _no_order(order, "argsort")
     if kind is not None and (not isinstance(kind, str) or kind[:1].lower() not in "qhms"):
         raise ValueError("sort kind must be one of 'quick', 'heap', or 'stable' (got "
                          f"{bounded(kind)})")
-    a, axis = _sort_axis(a, axis)
+    if kind is not None and stable is not None:
+        raise ValueError("`kind` and keyword parameters can't be provided at the same time. "
+                         "Use only one of them.")
+    a, axis = _index_axis(a, axis)
     return ops.argsort(a, axis=axis, stable=bool(stable) or kind in _STABLE)
 
 
@@ -72,7 +81,9 @@ def _kth(kth):
 @implements(np.argpartition, nondiff=True)
 def _argpartition(a, kth, axis=-1, kind="introselect", order=None):
     _no_order(order, "argpartition")
-    a, axis = _sort_axis(a, axis)
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {bounded(kind)})")
+    a, axis = _index_axis(a, axis)
     return ops.argpartition(a, kth=_kth(kth), axis=axis)
 
 
@@ -84,8 +95,12 @@ def _partition(a, kth, axis=-1, kind="introselect", order=None):
 
 @implements(np.lexsort, nondiff=True)
 def _lexsort(keys, axis=-1):
+    if not isinstance(keys, list | tuple) and not _shape(operand(keys)):
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
     keys = [operand(k) for k in keys] if isinstance(keys, list | tuple) else [
         operand(keys)[i] for i in range(_shape(keys)[0])]
+    if any(_shape(k) != _shape(keys[0]) for k in keys):
+        raise ValueError("all keys need to be the same shape")
     order = None
     for key in keys:  # the last key is the primary one: sort by it last, stably
         key, ax = _sort_axis(key, axis)
@@ -101,7 +116,14 @@ def _lexsort(keys, axis=-1):
 def _searchsorted(a, v, side="left", sorter=None):
     a = operand(a)
     if sorter is not None:
-        a = take_axis(a, operand(sorter), 0)
+        sorter = operand(sorter)
+        if aval_of(sorter).dtype.kind not in "iu":
+            raise TypeError("sorter must only contain integers")
+        if len(_shape(sorter)) != 1:
+            raise TypeError("could not parse sorter argument")
+        if _shape(sorter) != _shape(a):
+            raise ValueError("sorter.size must equal a.size")
+        a = take_axis(a, sorter, 0)
     return ops.searchsorted(a, operand(v), side=side)
 
 
@@ -142,8 +164,6 @@ def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=Non
 
 def _unique_parts(ar, what, axis=None, equal_nan=True):
     value = concrete(ar, f"{what} (its output shape depends on data)")
-    if axis is None:
-        value = value.ravel()
     return np.unique(value, return_index=True, return_inverse=True, return_counts=True,
                      axis=axis, equal_nan=equal_nan)
 
@@ -157,7 +177,6 @@ def _unique(ar, return_index=False, return_inverse=False, return_counts=False, a
     _, index, inverse, counts = _unique_parts(ar, "np.unique", axis, equal_nan)
     if axis is None:
         values = take_axis(_ravel(ar), index, 0)
-        inverse = inverse.reshape(_shape(ar)) if len(_shape(ar)) else inverse
     else:
         axis = one_axis(axis, len(_shape(ar)))
         values = take_axis(ar, index, axis)
@@ -168,24 +187,24 @@ def _unique(ar, return_index=False, return_inverse=False, return_counts=False, a
 
 @implements(np.unique_values, dynamic_only=True)
 def _unique_values(x):
-    return _unique(x)
+    return _unique(x, equal_nan=False)  # the Array API functions keep every NaN, as NumPy's
 
 
 @implements(np.unique_counts, dynamic_only=True)
 def _unique_counts(x):
-    values, counts = _unique(x, return_counts=True)
+    values, counts = _unique(x, return_counts=True, equal_nan=False)
     return np.lib._arraysetops_impl.UniqueCountsResult(values, counts)
 
 
 @implements(np.unique_inverse, dynamic_only=True)
 def _unique_inverse(x):
-    values, inverse = _unique(x, return_inverse=True)
+    values, inverse = _unique(x, return_inverse=True, equal_nan=False)
     return np.lib._arraysetops_impl.UniqueInverseResult(values, inverse)
 
 
 @implements(np.unique_all, dynamic_only=True)
 def _unique_all(x):
-    values, index, inverse, counts = _unique(x, True, True, True)
+    values, index, inverse, counts = _unique(x, True, True, True, equal_nan=False)
     return np.lib._arraysetops_impl.UniqueAllResult(values, index, inverse, counts)
 
 
@@ -221,12 +240,14 @@ def _setdiff1d(ar1, ar2, assume_unique=False):
 def _setxor1d(ar1, ar2, assume_unique=False):
     v1 = concrete(ar1, "np.setxor1d (its output shape depends on data)").ravel()
     v2 = concrete(ar2, "np.setxor1d (its output shape depends on data)").ravel()
-    both = np.concatenate([v1, v2])
-    _, first, counts = np.unique(both, return_index=True, return_counts=True)
+    # NumPy's algorithm on positions: the unique values of each array, sorted together; a
+    # value equal to a neighbour drops out (NaN equals nothing, so NaNs stay)
+    p1, p2 = ((np.arange(v.size) if assume_unique else np.unique(v, return_index=True)[1])
+              for v in (v1, v2))
+    positions = np.concatenate([p1, p2 + v1.size])
+    both = np.concatenate([v1, v2])[positions]
+    order = np.argsort(both, kind="stable")
+    flag = np.concatenate(([True], both[order][1:] != both[order][:-1], [True]))
     joined = _concatenate([_ravel(operand(ar1)), _ravel(operand(ar2))], 0)
-    if not assume_unique:  # a value present in both arrays (once per array) drops out
-        keep = np.isin(both[first], v1) ^ np.isin(both[first], v2)
-    else:
-        keep = counts == 1
-    return take_axis(joined, first[keep], 0)
+    return take_axis(joined, positions[order[flag[1:] & flag[:-1]]], 0)
 
