@@ -98,3 +98,26 @@ def test_0d_arrays_built_or_cast_stay_arrays_when_staged(f):
     s = np.array(2.0)
     assert type(ad.stage(f, s)(s)) is np.ndarray  # as eager NumPy (a 0-d ndarray)
     assert type(ad.stage(lambda a: np.float64(2.0) * a.sum(), s)(s)) is np.float64
+
+
+@pytest.mark.parametrize("f", [
+    lambda a, b: np.concatenate([a, b], casting="no"),
+    lambda a, b: np.concatenate([b, b], dtype=np.int64),
+    lambda a, b: np.stack([b, b], dtype=np.int64),
+    lambda a, b: np.hstack([a, b], casting="equiv"),
+], ids=["concatenate-no", "concatenate-dtype", "stack-dtype", "hstack-equiv"])
+def test_joins_refuse_casts_their_casting_rule_refuses(f):
+    a, b = np.ones(2, np.float32), np.ones(2)
+    with pytest.raises(TypeError):
+        f(a, b)
+    with pytest.raises(TypeError):
+        ad.stage(f, a, b)
+    np.testing.assert_array_equal(ad.stage(lambda a, b: np.concatenate([a, b], casting="safe"),
+                                           a, b)(a, b), np.concatenate([a, b], casting="safe"))
+
+
+def test_moveaxis_refuses_repeated_axes():
+    x = np.ones((2, 3))
+    for source, destination in (([0, 1], [1, 1]), ([0, 0], [0, 1])):
+        with pytest.raises(ValueError, match="repeated axis"):
+            ad.grad(lambda x: np.sum(np.moveaxis(x, source, destination)))(x)

@@ -6,14 +6,13 @@ A function with a canonical op is a one-line bind; the rest are composites writt
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
 from .. import ops
-from .._compat import clip_bounds, present
+from .._compat import present
 from ..core import Tracer
-from ..dtypes import aval_of
+from ..dtypes import aval_of, result_type
 from ..errors import TracingError, bounded
 from ..ops._rules import (
     each_axis,
@@ -380,15 +379,40 @@ def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = _resolve_shape(newshape if shape is None else shape, math.prod(_shape(a)))
     if shape == _shape(a):
         return a
-    if order == "F":  # column-major: reshape the reversed axes, then reverse back
+    if _memory_order(a, order, "numpy.reshape") == "F":
+        # column-major: reshape the reversed axes, then reverse back
         return _reversed_axes(ops.reshape(_reversed_axes(a), shape=shape[::-1]))
-    return ops.reshape(a, shape=shape)  # "A": traced values are C-ordered
+    return ops.reshape(a, shape=shape)
 
 
 @implements(np.ravel)
 def _ravel(a, order="C"):
-    order = check_order(order, "numpy.ravel")
-    return _reshape(a, (-1,), "F" if order == "F" else "C")
+    order = _memory_order(a, check_order(order, "numpy.ravel"), "numpy.ravel")
+    if order is not None:
+        return _reshape(a, (-1,), order)
+    # order "K" of a value neither C- nor F-contiguous: its elements in memory order
+    value = known_value(a)
+    ids = np.empty_like(value, dtype=np.intp)  # the same layout (order="K")
+    ids[...] = np.arange(value.size).reshape(value.shape)
+    return take_axis(_reshape(a, (-1,)), np.ravel(ids, order="K"), 0)
+
+
+def _memory_order(a, order: str, what: str) -> str | None:
+    """The order ``"A"`` or ``"K"`` reads from the memory layout: ``"C"`` or ``"F"`` (``None``:
+    neither contiguous, for ``"K"``), read off the array NumPy holds in a dynamic transform.
+    A staged value has no layout, so they are refused there (for 2 or more axes)."""
+    if order in ("C", "F") or _ndim(a) < 2:
+        return "F" if order == "F" else "C"
+    value = known_value(a)
+    if value is None:
+        raise TracingError(f"{what}: order={order!r} reads the memory layout, which a staged "
+                           "value does not have (a transpose is F-ordered in NumPy); use "
+                           "order='C' or 'F'")
+    if value.flags.c_contiguous:
+        return "C"
+    if value.flags.f_contiguous:
+        return "F"
+    return "C" if order == "A" else None
 
 
 def _ndim(x):
@@ -429,6 +453,9 @@ def _moveaxis(a, source, destination):
     if len(source) != len(destination):
         raise ValueError("`source` and `destination` arguments must have the same number of "
                          "elements")
+    for name, axes in (("source", source), ("destination", destination)):
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"repeated axis in `{name}` argument")
     order = [n for n in range(ndim) if n not in source]
     for dest, src in sorted(zip(destination, source)):
         order.insert(dest, src)
@@ -463,9 +490,18 @@ def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if axis is None:
         arrays = [_ravel(a) for a in arrays]
         axis = 0
-    if dtype is not None:
-        arrays = [astype(a, dtype) for a in arrays]
+    arrays = _joined(arrays, dtype, casting)
     return ops.concat(*arrays, axis=one_axis(axis, len(_shape(arrays[0]))))
+
+
+def _joined(arrays: list, dtype, casting: str) -> list:
+    """The operands of a join cast to ``dtype`` (else their common dtype) under ``casting``,
+    NumPy's TypeError where the rule refuses a cast."""
+    if dtype is None:
+        if casting in ("same_kind", "unsafe"):  # promotion is always a same-kind cast
+            return arrays
+        dtype = result_type(*(aval_of(a) for a in arrays))
+    return [astype(a, dtype, casting) for a in arrays]
 
 
 @implements(np.stack)
@@ -478,9 +514,7 @@ def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         raise ValueError("all input arrays must have the same shape")
     n = len(shape) + 1
     axis = axis % n if type(axis) is int and -n <= axis < n else one_axis(axis, n)
-    if dtype is not None:
-        arrays = [astype(a, dtype) for a in arrays]
-    return ops.stack(*arrays, axis=axis)
+    return ops.stack(*_joined(arrays, dtype, casting), axis=axis)
 
 
 @implements(np.flip)
@@ -506,64 +540,10 @@ def _roll(a, shift, axis=None):
     return ops.roll(a, shift=shifts, axes=tuple(x % ndim for x in axes))
 
 
-# --- elementwise helpers -----------------------------------------------------------------------
-
-@implements(np.where)
-def _where(condition, x=None, y=None):
-    if x is None and y is None:
-        return np.nonzero(condition)
-    if x is None or y is None:
-        raise ValueError("either both or neither of x and y should be given")
-    return ops.where(condition, x, y)
-
-
-@implements(np.clip)
-def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
-          max=np._NoValue, where=True, casting="same_kind", dtype=None, order="K", subok=True):
-    lo, hi = clip_bounds(a_min, a_max, min, max)
-    if dtype is not None:  # NumPy's ufunc keywords: compute in dtype
-        a = astype(a, dtype)
-    result = (ops.positive(a) if hi is None else ops.minimum(a, hi)) if lo is None else \
-        ops.maximum(a, lo) if hi is None else ops.clip(a, lo, hi)
-    if where is not True:  # entries where= leaves out keep out's values (a's without out=)
-        result = ops.where(where, result, a if out is None else out)
-    if out is None:
-        return result
-    from ._ufuncs import write_out
-    return write_out(out if isinstance(out, tuple) else (out,), result, casting, "numpy.clip")
-
-
-@implements(np.round, np.around)
-def _round(a, decimals=0, out=None):
-    return ops.round(a, decimals=operator.index(decimals))  # NumPy refuses 1.5, never truncates
-
-
-@implements(np.real)
-def _real(val):
-    return ops.real(val) if aval_of(val).dtype.kind == "c" else val
-
-
-@implements(np.imag)
-def _imag(val):
-    return ops.imag(val) if aval_of(val).dtype.kind == "c" else ops.zeros_like(val)
-
-
-@implements(np.angle)
-def _angle(z, deg=False):
-    out = ops.angle(z)
-    return ops.rad2deg(out) if deg else out
-
-
-@implements(np.copy)
-def _copy(a, order="K", subok=False):
-    from ._mutation import owned_copy
-    check_order(order, "numpy.copy")
-    return owned_copy(a)
-
-
 # the sibling modules register the rest of the table; imported last, as they import from here
 from . import (  # noqa: E402,F401
     _creation,
+    _elementwise,
     _fft,
     _indexing_funcs,
     _linalg,
