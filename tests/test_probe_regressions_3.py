@@ -121,3 +121,37 @@ def test_moveaxis_refuses_repeated_axes():
     for source, destination in (([0, 1], [1, 1]), ([0, 0], [0, 1])):
         with pytest.raises(ValueError, match="repeated axis"):
             ad.grad(lambda x: np.sum(np.moveaxis(x, source, destination)))(x)
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jvp"])
+def test_transforms_restore_the_cycle_collector(transform):
+    import gc
+
+    def run(f):
+        x = np.ones(3)
+        if transform == "grad":
+            return ad.grad(f)(x)
+        if transform == "vjp":
+            return ad.vjp(f)(x)[1](1.0)
+        return ad.jvp(f)(x, tangents=np.ones(3))
+
+    def collecting(x):
+        seen.append(gc.isenabled())  # paused while the transform traces
+        return np.sum(x * x)
+
+    def failing(x):
+        raise RuntimeError("in the traced function")
+
+    seen: list = []
+    assert gc.isenabled()
+    run(collecting)
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(RuntimeError):
+        run(failing)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        run(collecting)
+        assert not gc.isenabled()  # a collector the caller turned off stays off
+    finally:
+        gc.enable()

@@ -313,6 +313,7 @@ def test_an_interrupt_anywhere_in_debug_leaves_the_hooks_off():
     def clean():
         return (core.debug_hooks is None and not debug._contexts
                 and not debug._state.numerics and not debug._state.origins
+                and not debug._state.stack
                 and not debug._lock._is_owned())
 
     assert _inject_everywhere(("advect/debug.py", "contextlib.py"), body, clean) > 150

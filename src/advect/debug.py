@@ -260,8 +260,9 @@ def _leave(state: _State, entry: _Entry) -> None:
     """Undo one context's registration; idempotent, so it can be retried after an interrupt."""
     if entry in state.numerics:  # compared by identity: _Entry has no __eq__
         state.numerics.remove(entry)
-    if not state.numerics:
+    if not state.numerics:  # the thread's last context: no bind of it is in progress
         state.origins.clear()
+        state.stack.clear()  # an interrupt between a push and its try may have left one
     with _lock:
         _contexts.discard(entry)
         if not _contexts:

@@ -8,6 +8,7 @@ Each call traces the function afresh with concrete values; the record lives as l
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -444,12 +445,17 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
         sel = _Selection(args, kwargs, argnums, None, "jvp")
         flat_t = tangent_leaves(tangents, sel)
         trace = JVPTrace()
+        collecting = gc.isenabled()  # paused while tracing, as in reverse.linearize_flat
+        if collecting:
+            gc.disable()
         try:
             inputs = [JVPTracer(trace, p, t) for p, t in zip(sel.primals, flat_t)]
             out = _mark_inputs(sel.call(f))(*inputs)
             leaves, tangents, treedef = _lower_all(trace, out)
         finally:
             trace.close()
+            if collecting:
+                gc.enable()
         leaves = _owned(leaves, sel.primals)
         tangents = _owned([zero_tangent(p) if t is None else t
                            for p, t in zip(leaves, tangents)], flat_t)

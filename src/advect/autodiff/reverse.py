@@ -9,6 +9,7 @@ the first and releases every equation (and so its residuals) as soon as it is us
 
 from __future__ import annotations
 
+import gc
 import itertools
 import sys
 
@@ -156,13 +157,26 @@ def linearize_flat(fun, primals):
         x._mut = INPUT  # a transform's inputs are never writable
         in_vars.append(var)
         inputs.append(x)
+    collecting = gc.isenabled()  # no cycle collection while the trace allocates (see below)
+    if collecting:
+        gc.disable()
     try:
         out = fun(*inputs)
     except BaseException:
         trace.close()
         tape.close()
         raise
+    finally:
+        if collecting:
+            gc.enable()
     return out, in_vars, trace, tape
+
+
+# Python's cycle collector is paused while a transform traces: tracing allocates thousands of
+# tracers and tape entries, which form no cycles (tapes are freed by reference counting), and
+# each collection would walk every object of the process. With a large heap (JAX and PyTorch
+# imported) a 100-step RK4 gradient took twice as long with the collector running. Cycles the
+# function makes are collected afterwards, as usual.
 
 
 def ones_like_scalar(primal):
