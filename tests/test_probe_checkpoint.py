@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-import scipy.optimize
 
 import advect as ad
 from advect.cli import main
@@ -113,8 +112,10 @@ def _dense_solve(matvec, b):
 
 
 def test_implicit_root_refuses_a_solve_that_did_not_converge():
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+
     def scipy_solve(f, u):
-        return scipy.optimize.root(lambda v: np.asarray(f(v)), u).x  # no success check
+        return scipy_optimize.root(lambda v: np.asarray(f(v)), u).x  # no success check
 
     root = ad.implicit_root(lambda u, p: u ** 2 + p, solve=scipy_solve,
                             linear_solve=_dense_solve)  # u^2 + 1 = 0 has no real root
@@ -125,8 +126,10 @@ def test_implicit_root_refuses_a_solve_that_did_not_converge():
 
 
 def test_implicit_root_integer_initial_is_not_truncated():
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+
     def scipy_solve(f, u):
-        return scipy.optimize.root(lambda v: np.asarray(f(v)), u, tol=1e-14).x
+        return scipy_optimize.root(lambda v: np.asarray(f(v)), u, tol=1e-14).x
 
     root = ad.implicit_root(lambda u, p: u ** 3 - p, solve=scipy_solve,
                             linear_solve=_dense_solve)

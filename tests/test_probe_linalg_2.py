@@ -9,11 +9,9 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.linalg as sl
 
 import advect as ad
 from advect.errors import PayloadError
-from advect.scipy import linalg as al
 
 LA = np.linalg
 RNG = np.random.default_rng(7)
@@ -101,9 +99,9 @@ def test_linalg_tensordot_of_vectors_is_a_0d_array():
 def test_cond_of_singular_matrices_matches_numpy(x, p):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a staged 0 / 0, as NumPy's own
-        if p in (None, 2, -2) and np.isnan(x).any():  # NumPy's SVD does not converge
-            with pytest.raises(LA.LinAlgError):
-                LA.cond(x, p)
+        try:
+            LA.cond(x, p)
+        except LA.LinAlgError:  # NumPy 2.4's SVD does not converge on NaN and inf entries
             with pytest.raises(LA.LinAlgError):
                 ad.vjp(lambda x: LA.cond(x, p))(x)
             return
@@ -165,7 +163,7 @@ _SCIPY = {
     "solve_pos": lambda m, a, b: m.solve(a, b, assume_a="pos"),
     "solve_triangular": lambda m, a, b: m.solve_triangular(a, b, lower=True),
     "cholesky": lambda m, a, b: m.cholesky(a),
-    "cho_factor": lambda m, a, b: m.cho_factor(a)[0],
+    "cho_factor": lambda m, a, b: np.triu(m.cho_factor(a)[0]),  # the other triangle: any data
     "cho_solve": lambda m, a, b: m.cho_solve((m.cholesky(a), False), b),
     "lu_factor": lambda m, a, b: m.lu_factor(a),
     "lu_solve": lambda m, a, b: m.lu_solve(m.lu_factor(a), b),
@@ -181,6 +179,9 @@ _SCIPY = {
                                    "complex64"])
 @pytest.mark.parametrize("name", sorted(_SCIPY))
 def test_scipy_linalg_result_dtype_follows_scipy(name, dtype):
+    sl = pytest.importorskip("scipy.linalg")
+    from advect.scipy import linalg as al
+
     f = _SCIPY[name]
     a = (np.eye(2, dtype=int) if dtype == "bool" else
          _TRI if name == "solve_triangular" else _SPD).astype(dtype)
@@ -195,6 +196,9 @@ def test_scipy_linalg_result_dtype_follows_scipy(name, dtype):
 
 
 def test_scipy_lstsq_of_complex_square_a_has_complex_empty_residues():
+    sl = pytest.importorskip("scipy.linalg")
+    from advect.scipy import linalg as al
+
     a = np.array([[1.0 + 1j, 2.0], [0.0, 1.0 - 1j]], np.complex64)
     b = np.ones(2, np.complex64)
     want = sl.lstsq(a, b)[1]

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -464,10 +465,17 @@ def _cond(x, p=None):
     with np.errstate(all="ignore"):  # singular matrices divide by zero
         clean = ops.logical_not(ops.reduce_max(ops.isnan(x), axes=axes, keepdims=False))
         if p in (None, 2, -2):
-            s = ops.svdvals(_inexact(x))
+            x = _inexact(x)
+            finite = None
+            if not _svd_refuses_nonfinite():  # NumPy 2.5: NaN singular values, no LinAlgError
+                finite = ops.reduce_min(ops.isfinite(x), axes=axes, keepdims=True)
+                x = ops.where(finite, x, _matrix_power(x, 0))
+            s = ops.svdvals(x)
             big = ops.reduce_max(s, axes=(nd - 2,), keepdims=False)
             small = ops.reduce_min(s, axes=(nd - 2,), keepdims=False)
             r = ops.divide(small, big) if p == -2 else ops.divide(big, small)
+            if finite is not None:
+                r = ops.where(ops.squeeze(finite, axes=axes), r, math.nan)
             singular = ops.isnan(r)  # a zero matrix, 0 / 0
         else:
             if nd < 2 or shape[-1] != shape[-2]:
@@ -480,6 +488,18 @@ def _cond(x, p=None):
         scale = ops.where(singular, math.inf, ops.where(clean, 1.0, math.nan))
         return ops.multiply(ops.where(singular, math.inf, r),
                             ops.astype(scale, dtype=aval_of(r).dtype.name))
+
+
+@functools.cache
+def _svd_refuses_nonfinite() -> bool:
+    """Whether this NumPy's cond (its SVD) raises LinAlgError for a NaN entry, as NumPy 2.4
+    does; 2.5 gives NaN singular values, which cond reports as NaN (inf without a NaN entry)."""
+    try:
+        with np.errstate(all="ignore"):
+            np.linalg.cond(np.array([[np.nan, 1.0], [1.0, 1.0]]))
+    except np.linalg.LinAlgError:
+        return True
+    return False
 
 
 def _cond_by_inverse(x, p, axes):
