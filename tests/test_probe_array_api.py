@@ -64,6 +64,8 @@ def test_vecdot_and_cross_refuse_a_positive_axis_after_2022_12(xp_name):
     x = np.arange(9.0).reshape(3, 3)
     if xp_name == "strict":
         x = strict.asarray(x)
+    elif np.__array_api_version__ < "2023.12":
+        pytest.skip("this NumPy serves no revision after 2022.12")
 
     def at(revision, name):
         def f(a):

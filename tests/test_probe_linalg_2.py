@@ -124,6 +124,8 @@ def test_cond_dtype_and_regular_derivative(dtype, p):
     x = np.array([[2.0, 1.0], [1.0, 3.0]]).astype(dtype)
     if dtype is np.complex64:
         x = x + 1j * np.array([[0.0, 1.0], [0.0, 0.5]], np.float32)
+        if p is not None and np.lib.NumpyVersion(np.__version__) < "2.1.0":
+            pytest.skip("NumPy 2.0's cond returns a complex value here; later releases a real")
     _both_lifetimes(lambda x: LA.cond(x, p), x, rtol=1e-5)
     if dtype is not np.int64:
         return

@@ -77,6 +77,8 @@ def test_average_returned_scale_is_a_numpy_scalar():
 
 
 @pytest.mark.parametrize("lifetime", [_dynamic, _staged])
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.1.0",
+                    reason="NumPy 2.0's quantile and mean results differ; Advect follows 2.1+")
 def test_quantile_numpy_scalar_q_is_strong(lifetime):
     # a NumPy float64 q widens float32 data, as NumPy's (only Python scalars are weak)
     def f(a):
@@ -87,6 +89,8 @@ def test_quantile_numpy_scalar_q_is_strong(lifetime):
 @pytest.mark.parametrize("q", [[0.3, 0.61], np.float32(0.37), 0.77])
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("method", ["linear", "hazen", "averaged_inverted_cdf", "weibull"])
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.1.0",
+                    reason="NumPy 2.0's quantile and mean results differ; Advect follows 2.1+")
 def test_quantile_positions_and_lerp_follow_numpy(q, dtype, method):
     # positions in q's precision (float64 for a Python scalar), not the data's, and NumPy's
     # two-sided interpolation: float16 data with a float64 q was off by 1e-3 in a float64 result
@@ -148,6 +152,8 @@ def test_max_derivative_of_a_nan_slice_is_nan(lifetime):
 
 
 @pytest.mark.parametrize("lifetime", [_dynamic, _staged])
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.1.0",
+                    reason="NumPy 2.0's quantile and mean results differ; Advect follows 2.1+")
 def test_mean_with_an_integer_dtype_is_cast_back(lifetime):
     # NumPy sums in the integer dtype and casts the quotient back: it was a float64 mean
     def f(a):

@@ -125,7 +125,8 @@ def _gives_array(subscripts, shapes, dtype, path) -> bool:
     stand_ins = [np.broadcast_to(np.zeros((), dtype), s) for s in shapes]
     steps = np.einsum_path(subscripts, *stand_ins, optimize=path, einsum_call=True)[1]
     left = [tuple(min(n, 2) for n in s) for s in shapes]
-    for inds, step, *_ in steps[:-1]:  # as NumPy's loop: pop the operands, append the result
+    for entry in steps[:-1]:  # as NumPy's loop: pop the operands, append the result
+        inds, step = entry[0], _step_subscripts(entry)
         taken = [left.pop(i) for i in inds]
         terms, out = step.split("->")
         sizes: dict = {}
@@ -133,10 +134,16 @@ def _gives_array(subscripts, shapes, dtype, path) -> bool:
             for c, n in zip(term, shape):
                 sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
         left.append(tuple(sizes[c] for c in out))
-    inds, step = steps[-1][:2]
+    inds, step = steps[-1][0], _step_subscripts(steps[-1])
     small = [np.ones(left[i], dtype) for i in inds]
     return type(np.einsum(step, *small, optimize=["einsum_path", tuple(range(len(small)))])) \
         is np.ndarray
+
+
+def _step_subscripts(entry: tuple) -> str:
+    """The subscripts of one contraction of ``einsum_path(..., einsum_call=True)`` (NumPy 2.0
+    puts the removed letters before them, later releases do not)."""
+    return next(e for e in entry[1:] if isinstance(e, str))
 
 
 @implements(np.einsum_path, nondiff=True)
