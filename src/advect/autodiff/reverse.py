@@ -152,7 +152,9 @@ def linearize_flat(fun, primals):
     tape = LinearTrace()
     in_vars, inputs = [], []
     for p in primals:
-        var = tape.new_var(aval_of(p))
+        var = LinearTracer(tape, Aval(p.shape, p.dtype) if type(p) is np.ndarray  # new_var,
+                           else aval_of(p), tape.count)  # inline: aval_of(p) without a call
+        tape.count += 1
         x = JVPTracer(trace, p, var)
         x._mut = INPUT  # a transform's inputs are never writable
         in_vars.append(var)
