@@ -308,8 +308,9 @@ rad2deg = _unary("rad2deg", lambda xp, x: np.rad2deg(x) if xp is np
 
 
 def _atan2_partials(y, x, out):
-    denom = add(square(x), square(y))
-    return divide(x, denom), negative(divide(y, denom))
+    # (x/r)/r rather than x/r^2: r^2 underflows or overflows long before r does
+    r = hypot(x, y)
+    return divide(divide(x, r), r), negative(divide(divide(y, r), r))
 
 
 atan2 = Op("atan2", abstract=ufunc_abstract(np.arctan2), impl=lambda xp, y, x: xp.atan2(y, x),
@@ -485,9 +486,11 @@ def _angle_jvp(primals, tangents, out):
     (x,), (dx,) = primals, tangents
     if aval_of(x).dtype.kind != "c":
         return None
-    mag2 = real(multiply(x, ops.conj(x)))
-    safe = where(equal(mag2, 0), 1, mag2)
-    return divide(imag(multiply(ops.conj(x), dx)), safe)
+    # d angle = Im(conj(u) dz) / |z| with u = z/|z|: |z|^2 would underflow (complex64 near
+    # 1e-20) or overflow (near 1e20); zero at z == 0
+    mag = abs(x)
+    safe = where(equal(mag, 0), 1, mag)
+    return divide(imag(multiply(ops.conj(divide(x, safe)), dx)), safe)
 
 
 def _angle_abstract(x, **_):
