@@ -157,3 +157,9 @@ def test_transforms_restore_the_cycle_collector(transform):
         assert not gc.isenabled()  # a collector the caller turned off stays off
     finally:
         gc.enable()
+
+
+def test_hessian_diag_refuses_complex_inputs():
+    # real unit vectors alone gave d2L/dx2 (+ 1j * d2L/dxdy): silently not the diagonal
+    with pytest.raises(ValueError, match="real inputs"):
+        ad.hessian_diag(lambda z: np.sum(np.imag(z) ** 2))(np.array([1 + 2j, 3 - 1j]))

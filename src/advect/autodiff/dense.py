@@ -172,6 +172,10 @@ def hessian_diag(f: Callable, argnums: int | Sequence[int] = 0):
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         sel = _Selection(args, kwargs, argnums, None, "hessian_diag")
+        if any(aval_of(p).dtype.kind == "c" for p in sel.primals):  # as hessian refuses them
+            raise ValueError("hessian_diag needs real inputs: second derivatives in a complex "
+                             "input's real and imaginary parts do not fit one complex entry; "
+                             "differentiate with respect to z.real and z.imag as real arrays")
         n = len(sel.primals)
         gradient = grad(sel.call(f), tuple(range(n)))
         _, out_vars, _, tape, in_vars = _linearize_leaves(gradient, sel)
