@@ -43,17 +43,25 @@ def _full_convolution(a, v):
     if _shape(v)[0] > _shape(a)[0]:  # convolution commutes
         a, v = v, a
     m = _shape(v)[0]
+    result = np.result_type(aval_of(a).dtype, aval_of(v).dtype)
+    if result == np.float16:  # NumPy's float16 dot accumulates in float32
+        a, v = astype(a, np.float32), astype(v, np.float32)
     dtype = np.result_type(aval_of(a).dtype, aval_of(v).dtype).name
-    total = None
+    partials = []  # pairwise summation: (level, partial sum), at most log2(m) alive
     for j in range(m):
         parts = [ops.zeros_like(a, shape=(j,), dtype=dtype)] if j else []
         parts.append(a)
         if m - 1 - j:
             parts.append(ops.zeros_like(a, shape=(m - 1 - j,), dtype=dtype))
         shifted = ops.concat(*parts, axis=0) if len(parts) > 1 else a
-        term = ops.multiply(shifted, ops.gather(v, index=(j,)))
-        total = term if total is None else ops.add(total, term)
-    return total
+        level, total = 0, ops.multiply(shifted, ops.gather(v, index=(j,)))
+        while partials and partials[-1][0] == level:
+            total, level = ops.add(partials.pop()[1], total), level + 1
+        partials.append((level, total))
+    total = partials.pop()[1]
+    while partials:
+        total = ops.add(partials.pop()[1], total)
+    return astype(total, result)
 
 
 def _convolve_mode(full, n, m, mode, same_start=None):

@@ -34,6 +34,7 @@ def _dot(a, b, out=None):
 
 @implements(np.tensordot)
 def _tensordot(a, b, axes=2):
+    a, b = _strong(a), _strong(b)  # np.tensordot makes arrays of its operands, as np.dot
     na, nb = len(_shape(a)), len(_shape(b))
     if getattr(axes, "ndim", 0) == 0 and hasattr(axes, "__index__"):
         (n,) = index_tuple(axes)

@@ -62,7 +62,8 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
                          f"of {sorted(_CONTINUOUS) + list(_DISCRETE) + list(_STEPWISE)}")
     if weights is not None and method != "inverted_cdf":
         raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
-    strong_q = type(q) not in (int, float)  # a Python scalar q does not widen the result
+    # a Python scalar q (traced ones too: weak) does not widen the result
+    strong_q = type(q) not in (int, float) and not (isinstance(q, Tracer) and aval_of(q).weak)
     a, q = operand(a), operand(q)
     if not isinstance(q, Tracer):
         q = np.asarray(q) / scale

@@ -308,9 +308,13 @@ rad2deg = _unary("rad2deg", lambda xp, x: np.rad2deg(x) if xp is np
 
 
 def _atan2_partials(y, x, out):
-    # (x/r)/r rather than x/r^2: r^2 underflows or overflows long before r does
-    r = hypot(x, y)
-    return divide(divide(x, r), r), negative(divide(divide(y, r), r))
+    # x / (x^2 + y^2), scaled by s = max(|x|, |y|) first: x^2 + y^2 underflows or overflows
+    # long before the partials do (basic ops only: hypot is not in every Array API revision)
+    ax, ay = abs(x), abs(y)
+    s = where(greater(ax, ay), ax, ay)
+    xs, ys = divide(x, s), divide(y, s)
+    r2 = add(multiply(xs, xs), multiply(ys, ys))
+    return divide(divide(xs, r2), s), negative(divide(divide(ys, r2), s))
 
 
 atan2 = Op("atan2", abstract=ufunc_abstract(np.arctan2), impl=lambda xp, y, x: xp.atan2(y, x),
