@@ -21,6 +21,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..errors import TracingError
+from ..ops.casts import PYTHON_DTYPES
 from ._mutation import owned_copy, write_plain
 
 __all__ = ["python_scalar", "scalar_conversion", "scipy_caller", "stays_traced", "traced_item",
@@ -135,14 +136,10 @@ def traced_tolist(x):
     return [traced_tolist(x[i]) for i in range(x.shape[0])]
 
 
-# The weak dtype of the Python scalar each kind of NumPy value converts to
-_PYTHON_KINDS = {"b": "bool", "i": "int64", "u": "int64", "f": "float64", "c": "complex128"}
-
-
 def python_scalar(x):
     """The 0-d traced ``x`` as the Python scalar its ``.item()`` is: a weak value (a copy, never
     a view of ``x``'s array)."""
-    kind = _PYTHON_KINDS.get(x.aval.dtype.kind)
+    kind = PYTHON_DTYPES.get(x.aval.dtype.kind)
     if kind is None:  # datetimes and the like have no Python number: keep the 0-d value
         return owned_copy(x)
     return ops.python_scalar(x, dtype=kind)

@@ -41,6 +41,8 @@ astype = Op("astype", attrs=("dtype",), abstract=_astype_abstract, impl=_astype_
 # as a Python number does (``int8_array.item() * 3`` is 300). ``dtype`` names the weak dtype:
 # 'bool', 'int64', 'float64' or 'complex128'.
 _PYTHON_TYPES = {"bool": bool, "int64": int, "float64": float, "complex128": complex}
+# the weak dtype of the Python scalar each kind of NumPy value converts to (``x.item()``)
+PYTHON_DTYPES = {"b": "bool", "i": "int64", "u": "int64", "f": "float64", "c": "complex128"}
 
 
 def _python_scalar_abstract(x, *, dtype):
@@ -62,4 +64,4 @@ def _provider_dtype(xp, name):
     return np.dtype(name) if xp is np else getattr(xp, name)
 
 
-__all__ = [name for name, value in globals().items() if isinstance(value, Op)]
+__all__ = [name for name, value in globals().items() if isinstance(value, Op)]  # ops only

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..dtypes import STAGED_DTYPES, Aval
 from ..errors import PayloadError
+from ..ops.casts import PYTHON_DTYPES
 
 __all__ = ["check_node", "check_aval", "show", "MAX_BYTES", "INT64"]
 
@@ -243,7 +244,7 @@ _TABLE: dict[str, dict] = {
     "argpartition": {"kth": _int64s, "axis": _axis},
     "searchsorted": {"side": _one_of("left", "right")},
     "astype": {"dtype": _dtype},
-    "python_scalar": {"dtype": _one_of("bool", "int64", "float64", "complex128")},
+    "python_scalar": {"dtype": _one_of(*sorted(set(PYTHON_DTYPES.values())))},
     "round": {"decimals": _c_int},
     "broadcast_to": {"shape": _shape},
     "reshape": {"shape": _shape},
