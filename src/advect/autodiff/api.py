@@ -8,7 +8,6 @@ Each call traces the function afresh with concrete values; the record lives as l
 from __future__ import annotations
 
 import functools
-import gc
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,7 +21,7 @@ from ..numpy._mutation import INPUT
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from .forward import JVPTrace, JVPTracer
 from .maps import LinearMap, Pullback, tangent_leaves, zero_tangent
-from .reverse import backward, linearize_flat, lower, ones_like_scalar
+from .reverse import backward, call_uncollected, linearize_flat, lower, ones_like_scalar
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "Pullback", "LinearMap",
            "stop_gradient", "is_traced"]
@@ -445,17 +444,12 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
         sel = _Selection(args, kwargs, argnums, None, "jvp")
         flat_t = tangent_leaves(tangents, sel)
         trace = JVPTrace()
-        collecting = gc.isenabled()  # paused while tracing, as in reverse.linearize_flat
-        if collecting:
-            gc.disable()
         try:
             inputs = [JVPTracer(trace, p, t) for p, t in zip(sel.primals, flat_t)]
-            out = _mark_inputs(sel.call(f))(*inputs)
+            out = call_uncollected(_mark_inputs(sel.call(f)), inputs)
             leaves, tangents, treedef = _lower_all(trace, out)
         finally:
             trace.close()
-            if collecting:
-                gc.enable()
         leaves = _owned(leaves, sel.primals)
         tangents = _owned([zero_tangent(p) if t is None else t
                            for p, t in zip(leaves, tangents)], flat_t)

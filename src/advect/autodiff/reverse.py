@@ -159,26 +159,31 @@ def linearize_flat(fun, primals):
         x._mut = INPUT  # a transform's inputs are never writable
         in_vars.append(var)
         inputs.append(x)
-    collecting = gc.isenabled()  # no cycle collection while the trace allocates (see below)
-    if collecting:
-        gc.disable()
     try:
-        out = fun(*inputs)
+        out = call_uncollected(fun, inputs)
     except BaseException:
         trace.close()
         tape.close()
         raise
-    finally:
-        if collecting:
-            gc.enable()
     return out, in_vars, trace, tape
 
 
-# Python's cycle collector is paused while a transform traces: tracing allocates thousands of
-# tracers and tape entries, which form no cycles (tapes are freed by reference counting), and
-# each collection would walk every object of the process. With a large heap (JAX and PyTorch
-# imported) a 100-step RK4 gradient took twice as long with the collector running. Cycles the
-# function makes are collected afterwards, as usual.
+def call_uncollected(fun, inputs):
+    """``fun(*inputs)`` with Python's cycle collector paused (left as the caller had it).
+
+    A transform's trace allocates thousands of tracers and tape entries, which form no cycles
+    (tapes are freed by reference counting), and each collection would walk every object of
+    the process: with a large heap (JAX and PyTorch imported) a 100-step RK4 gradient took
+    twice as long with the collector running. Cycles the function makes are collected
+    afterwards, as usual."""
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        return fun(*inputs)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def ones_like_scalar(primal):
