@@ -17,7 +17,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..numpy._mutation import INPUT
+from ..numpy._mutation import INPUT, marks_array
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from .forward import JVPTrace, JVPTracer
 from .maps import LinearMap, Pullback, tangent_leaves, zero_tangent
@@ -234,18 +234,35 @@ def _mark_inputs(fun):
     return wrapped
 
 
-def _lower_all(trace, out) -> tuple[list, list, TreeDef]:
+def _lower_all(trace, out, inputs: list) -> tuple[list, list, TreeDef]:
     """Split the function's output into primal leaves and tangent variables (None: constant);
-    a dead tracer there (escaped, or a stale view) raises instead of passing as a constant."""
+    a dead tracer there (escaped, or a stale view) raises instead of passing as a constant.
+    0-d NumPy primals and tangents get eager NumPy's types (``_eager_type``)."""
     leaves, treedef = tree_flatten(out)
     primals, tangents = [], []
     for leaf in leaves:
         if isinstance(leaf, Tracer) and not leaf._trace.alive:
             raise leaf._trace.dead_error("the transformed function's output")
         p, t = lower(trace, leaf)
+        if p is not leaf:
+            p = _eager_type(leaf._mut, p, inputs)
+            t = _eager_type(leaf._mut, t, ())
         primals.append(p)
         tangents.append(t)
     return primals, tangents, treedef
+
+
+def _eager_type(mut, value, inputs):
+    """``value``, an output's primal or tangent, with the type eager NumPy gives a 0-d result:
+    a 0-d ndarray where the tracer's marker ``mut`` says so (``marks_array``), else a NumPy
+    scalar (staged programs follow the same rule); one of the caller's ``inputs`` passed
+    through keeps its type."""
+    if type(value) is np.ndarray:
+        return value if value.shape or marks_array(mut) else value[()]
+    if isinstance(value, np.generic) and marks_array(mut) and not any(
+            value is p for p in inputs):
+        return np.asarray(value)
+    return value
 
 
 def _owned(leaves: list, inputs: list) -> list:
@@ -267,7 +284,7 @@ def _linearize_leaves(fun, sel: _Selection):
     out, in_vars, trace, tape = linearize_flat(fun, sel.primals)
     equations = tape.tape  # closing the trace lets go of it
     try:
-        leaves, out_vars, treedef = _lower_all(trace, out)
+        leaves, out_vars, treedef = _lower_all(trace, out, sel.primals)
     finally:
         trace.close()
         tape.close()
@@ -334,8 +351,10 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
             value, aux = out if has_aux else (out, None)
             if type(value) is JVPTracer and value._trace is trace:  # the common case
                 primal, var = value.primal, value.tangent
+                if value._mut is not None or type(primal) is np.ndarray:  # 0-d: NumPy's type
+                    primal = _eager_type(value._mut, primal, sel.primals)
             else:
-                primals, tangents, out_def = _lower_all(trace, value)
+                primals, tangents, out_def = _lower_all(trace, value, sel.primals)
                 if out_def != LEAF:
                     raise ValueError(
                         "grad needs a function returning one real scalar, got "
@@ -354,7 +373,7 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
                 g = cts.get(v.index)
                 grads.append(ops.zeros_like(p) if g is None else g)
             if has_aux:
-                aux_leaves, _, aux_def = _lower_all(trace, aux)
+                aux_leaves, _, aux_def = _lower_all(trace, aux, sel.primals)
                 aux = tree_unflatten(aux_def, _owned(aux_leaves, sel.primals))
         finally:
             trace.close()
@@ -447,7 +466,7 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
         try:
             inputs = [JVPTracer(trace, p, t) for p, t in zip(sel.primals, flat_t)]
             out = call_uncollected(_mark_inputs(sel.call(f)), inputs)
-            leaves, tangents, treedef = _lower_all(trace, out)
+            leaves, tangents, treedef = _lower_all(trace, out, sel.primals)
         finally:
             trace.close()
         leaves = _owned(leaves, sel.primals)

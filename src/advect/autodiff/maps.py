@@ -253,6 +253,11 @@ def tangent_leaves(tangents, sel) -> list:
         if tuple(aval_of(t).shape) != tuple(aval_of(p).shape):
             raise ValueError(f"tangent of shape {aval_of(t).shape} does not match the input "
                              f"shape {aval_of(p).shape}")
+        if aval_of(t).dtype.kind == "c" and aval_of(p).dtype.kind != "c":
+            raise TypeError(f"a complex tangent was given for an input of dtype "
+                            f"{aval_of(p).dtype}: a real input's tangent is real (casting "
+                            "would drop the imaginary part); pass its real part, or make the "
+                            "input complex")
         if aval_of(t).dtype != aval_of(p).dtype:
             t = ops.astype(t, dtype=aval_of(p).dtype.name)
         out.append(t)

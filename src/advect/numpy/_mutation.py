@@ -31,12 +31,20 @@ from ..core import Trace, Tracer
 from ..dtypes import aval_of
 from ..errors import MutationError, StaleViewError, TracingError
 
-__all__ = ["INPUT", "ARRAY", "READ_ONLY", "View", "Flat", "mark_view", "mark_array", "array_result",
-           "setitem", "assign_inplace", "owned_copy", "check_writable", "write_plain"]
+__all__ = ["INPUT", "ARRAY", "READ_ONLY", "View", "Flat", "mark_view", "mark_array", "marks_array",
+           "array_result", "setitem", "assign_inplace", "owned_copy", "check_writable",
+           "write_plain"]
 
 INPUT = "input"  # the _mut marker of a transform's inputs and their views: never writable
 ARRAY = "array"  # the _mut marker of an owned 0-d ndarray (not a NumPy scalar): writable
 READ_ONLY = "read-only"  # the index of a view NumPy makes read-only (np.broadcast_to, ...)
+
+
+def marks_array(mut) -> bool:
+    """Whether a 0-d tracer with the marker ``mut`` stands for a 0-d ndarray in eager NumPy (an
+    owned one such as ``np.zeros(())`` or a copy, a view such as ``y[0, ...]``, an input) rather
+    than a NumPy scalar. Both lifetimes give their 0-d results these types."""
+    return mut is ARRAY or mut is INPUT or type(mut) is View
 
 
 class ReadOnlyViewError(MutationError, ValueError):

@@ -24,7 +24,7 @@ from ..core import OnFree, Trace, Tracer
 from ..dtypes import Aval, aval_of, check_dtype
 from ..errors import AmbientRandomnessError, StagedIterationError, TracingError
 from ..numpy._methods import INPUT, ArrayTracer
-from ..numpy._mutation import ARRAY, View
+from ..numpy._mutation import marks_array
 from ..providers import default_device, to_numpy
 from ..pytree import TreeDef, tree_flatten
 from .graph import Graph, Literal, Node
@@ -458,8 +458,7 @@ def numpy_scalar(leaf, as_computed: bool = False) -> bool | None:
     if isinstance(leaf, StageTracer):
         if leaf.aval.shape or leaf.aval.weak or as_computed:
             return None
-        mut = leaf._mut
-        return not (mut is ARRAY or mut is INPUT or type(mut) is View)
+        return not marks_array(leaf._mut)
     if type(leaf) is np.ndarray and not leaf.shape:
         return False
     return True if isinstance(leaf, np.generic) else None

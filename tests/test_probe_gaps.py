@@ -1,0 +1,61 @@
+"""Regression rows for gaps listed in the performance issue's closing note (2026-12-02)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import advect as ad
+
+X = np.linspace(0.1, 1.0, 4)
+
+# 0-d results whose eager type is a 0-d ndarray or a NumPy scalar; every transform gives the
+# value (and jvp the tangent) the type eager NumPy gives, as staged programs do
+ZERO_D = {
+    "a[0]": lambda a: a[0],
+    "a[0, ...]": lambda a: a[0, ...],
+    "sum()[...]": lambda a: a.sum()[...],
+    "np.copy of 0-d": lambda a: np.copy(a.sum()),
+    "ad.array of 0-d": lambda a: ad.array(a.sum()),
+    "ad.asarray of a[0]": lambda a: ad.asarray(a[0]),
+    "where": lambda a: np.where(a.sum() > 0, a.sum(), 0.0),
+    "clip of 0-d": lambda a: np.clip(a.sum(), 0, 1),
+    "squeeze": lambda a: a[:1].squeeze(),
+    "sum": lambda a: np.sum(a),
+}
+
+
+@pytest.mark.parametrize("name", ZERO_D)
+def test_zero_d_result_types_follow_eager_numpy(name):
+    f = ZERO_D[name]
+    want = type(f(X))
+    assert type(ad.stage(f, X)(X)) is want
+    value, tangent = ad.jvp(f)(X, tangents=np.ones(4))
+    assert type(value) is want and type(tangent) is want
+    assert type(ad.vjp(f)(X)[0]) is want
+    assert type(ad.value_and_grad(f)(X)[0]) is want
+    value, lm = ad.linearize(f, X)
+    assert type(value) is want
+    lm.close()
+
+
+def test_zero_d_input_passed_through_keeps_its_type():
+    s = np.float64(2.0)
+    assert type(ad.jvp(lambda a: a)(s, tangents=np.float64(1.0))[0]) is np.float64
+    z = np.array(2.0)
+    assert type(ad.jvp(lambda a: a)(z, tangents=np.array(1.0))[0]) is np.ndarray
+
+
+def test_complex_tangent_for_real_input_is_refused():
+    # casting it would drop the imaginary part: a silent wrong tangent
+    t = np.ones(4) * 1j
+    with pytest.raises(TypeError, match="complex tangent"):
+        ad.jvp(np.sin)(X, tangents=t)
+    _, lm = ad.linearize(np.sin, X)
+    with pytest.raises(TypeError, match="complex tangent"):
+        lm(t)
+    lm.close()
+    with pytest.raises(TypeError, match="complex tangent"):
+        ad.hvp(lambda a: np.sum(a ** 3))(X, vectors=t)
+    z = X + 0j  # a complex input takes one
+    assert np.allclose(ad.jvp(np.sin)(z, tangents=t)[1], np.cos(z) * t)
