@@ -49,7 +49,7 @@ def matrix_transpose(x):
 
 
 def _matmul_transpose(ct, x, y):
-    xs, ys = aval_of(x).shape, aval_of(y).shape
+    xs, ys = tuple(x.shape), tuple(y.shape)  # tracers' and every provider's arrays'
     if len(xs) == 2 and len(ys) == 1 and not is_linear(x):  # matrix @ vector: one product
         return (None, matmul(matrix_transpose(conj(x)), ct))
     x2 = x if len(xs) > 1 else None
@@ -70,12 +70,11 @@ def _matmul_transpose(ct, x, y):
 
 def _matmul_impl(xp, x, y):
     if xp is np:  # NumPy's matmul leaves BLAS for an operand with a 0 stride (a broadcast
-        x, y = _dense(x), _dense(y)  # view, as a staged reverse pass makes): 4x slower
+        if type(x) is np.ndarray and 0 in x.strides:  # view, as a staged reverse pass
+            x = np.ascontiguousarray(x)  # makes): 4x slower
+        if type(y) is np.ndarray and 0 in y.strides:
+            y = np.ascontiguousarray(y)
     return xp.matmul(x, y)
-
-
-def _dense(a):
-    return np.ascontiguousarray(a) if type(a) is np.ndarray and 0 in a.strides else a
 
 
 matmul = Op("matmul", abstract=_matmul_abstract, impl=_matmul_impl,
