@@ -333,6 +333,11 @@ class ArrayTracer(Tracer):
             self, other = _python_int(self), _python_int(other)
         if type(other) is int and other == 2:
             return ops.square(self)
+        if not self._weak() and self.aval.dtype.kind in "fc":  # NumPy's fast scalar powers
+            if type(other) is float and other == 0.5:
+                return ops.sqrt(self)  # sqrt(-0.0) is -0.0, pow(-0.0, 0.5) is 0.0
+            if type(other) is int and other == -1:
+                return ops.reciprocal(self)  # complex pow(inf, -1) is nan, 1 / inf is 0
         return ops.pow(self, _operand(other))
 
     def __eq__(self, other):

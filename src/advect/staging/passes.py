@@ -93,17 +93,20 @@ def _identity(graph, node, producer, uses):
     leave their operand unchanged; x*x is square."""
     name, ins, aval = node.op.name, node.inputs, graph.avals[node.outputs[0]]
     inexact = aval.dtype.kind in "fc"
+    # a complex product or quotient by 1 is not exact: (inf+0j) * (1+0j) is inf+nanj
+    unit = aval.dtype.kind != "c"
     if name in ("multiply", "add"):
         for a, b in ((ins[0], ins[1]), (ins[1], ins[0])):
-            if (_is_scalar_value(graph, b, 1) if name == "multiply"
+            if (unit and _is_scalar_value(graph, b, 1) if name == "multiply"
                     else _is_zero(graph, b, inexact, negative=True)) and _same_aval(graph, a, aval):
                 return a
-    if (name == "divide" and _is_scalar_value(graph, ins[1], 1) or name == "subtract"
+    if (name == "divide" and unit and _is_scalar_value(graph, ins[1], 1) or name == "subtract"
             and _is_zero(graph, ins[1], inexact, negative=False)):
         if _same_aval(graph, ins[0], aval):
             return ins[0]
+    # a float sum over no axes still adds: np.sum(-0.0, axis=()) is +0.0
     if name in ("astype", "broadcast_to", "positive", "reshape", "conj", "real") or (
-            name == "reduce_sum" and not node.attrs["axes"]):
+            name == "reduce_sum" and not node.attrs["axes"] and not inexact):
         if _same_aval(graph, ins[0], aval) and (name != "conj" or aval.dtype.kind != "c") and (
                 name != "real" or aval.dtype.kind != "c"):
             return ins[0]
@@ -208,9 +211,10 @@ def _negations(graph, node, producer, uses):
     name, ins = node.op.name, node.inputs
     if name not in ("add", "subtract", "multiply"):
         return None
+    aval = graph.avals[node.outputs[0]]
     negated = [producer.get(x) if type(x) is not Literal else None for x in ins]
-    negated = [n.inputs[0] if n is not None and n.op.name == "negative" else None
-               for n in negated]
+    negated = [n.inputs[0] if n is not None and n.op.name == "negative"
+               and _exact_negation(graph, x, aval) else None for n, x in zip(negated, ins)]
     candidates = []
     if name == "add" and negated[1] is not None:
         candidates.append((ops.subtract, (ins[0], negated[1])))
@@ -226,20 +230,31 @@ def _negations(graph, node, producer, uses):
                 candidate = _scaled(graph, node, tuple(trial))
                 if candidate is not None:
                     return candidate
-    aval = graph.avals[node.outputs[0]]
     for op, inputs in candidates:
         if op.abstract(*[operand_aval(graph, x) for x in inputs]) == aval:
             return Node(op, inputs, {}, node.outputs)
     return None
 
 
+def _exact_negation(graph, x, aval: Aval) -> bool:
+    """Whether the negation that produced ``x`` can move across the op that makes ``aval``:
+    it happens in that op's dtype, or in a float or complex one (where it commutes with the
+    cast). An integer negation that wraps before a promotion does not (``-uint8(1)`` is 255)."""
+    dtype = graph.avals[x].dtype
+    return dtype == aval.dtype or dtype.kind in "fc"
+
+
 def _scaled(graph, node, operands):
-    """``(-k) * x`` for operands ``(k, x)`` or ``(x, k)`` with a numeric literal k."""
+    """``(-k) * x`` for operands ``(k, x)`` or ``(x, k)`` with a numeric literal k (that
+    ``-k`` fits an integer result: NumPy refuses ``uint8 * -2``)."""
     aval = graph.avals[node.outputs[0]]
     for k, x in ((0, 1), (1, 0)):
         lit = operands[k]
         if (type(lit) is Literal and type(lit.value) is not bool
                 and type(operands[x]) is not Literal):
+            if aval.dtype.kind in "iu" and not (
+                    np.iinfo(aval.dtype).min <= -lit.value <= np.iinfo(aval.dtype).max):
+                continue
             trial = [None, None]
             trial[k], trial[x] = Literal(-lit.value), operands[x]
             if ops.multiply.abstract(*[operand_aval(graph, y) for y in trial]) == aval:
@@ -257,7 +272,7 @@ def _negation_outward(graph, node, producer, uses):
         x, other = node.inputs[k], node.inputs[1 - k]
         inner = producer.get(x) if type(x) is not Literal else None
         if (inner is None or inner.op.name != "negative" or uses.get(x) != 1
-                or type(other) is Literal):
+                or type(other) is Literal or not _exact_negation(graph, x, aval)):
             continue
         trial = (inner.inputs[0], other) if k == 0 else (other, inner.inputs[0])
         if ops.multiply.abstract(*[operand_aval(graph, y) for y in trial]) != aval:
