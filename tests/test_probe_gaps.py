@@ -59,3 +59,26 @@ def test_complex_tangent_for_real_input_is_refused():
         ad.hvp(lambda a: np.sum(a ** 3))(X, vectors=t)
     z = X + 0j  # a complex input takes one
     assert np.allclose(ad.jvp(np.sin)(z, tangents=t)[1], np.cos(z) * t)
+
+
+S = np.array(2.0)
+
+
+@pytest.mark.parametrize("f", [lambda x: x * 2, lambda x: np.sum(x * np.ones(3))],
+                         ids=["scalar cotangent", "broadcast cotangent"])
+def test_gradient_of_a_0d_array_is_a_0d_array(f):
+    # NumPy computes the first cotangent as a NumPy scalar, the second as an array: the
+    # gradient has the input's type either way, in every reverse map and nested transform
+    assert type(ad.grad(f)(S)) is np.ndarray
+    assert type(ad.vjp(f)(S)[1](np.float64(1.0))) is np.ndarray
+    _, lm = ad.linearize(f, S)
+    assert type(lm.pullback(np.float64(1.0))) is np.ndarray
+    lm.close()
+    assert type(ad.grad(ad.stage(f, S))(S)) is np.ndarray
+    cube = lambda x: x ** 3  # noqa: E731
+    assert type(ad.hvp(cube)(S, vectors=np.array(1.0))[1]) is np.ndarray
+    assert type(ad.stage(ad.grad(cube), S)(S)) is np.ndarray
+    assert type(ad.grad(ad.grad(cube))(S)) is np.ndarray
+    g = ad.grad(f)(S)
+    g[...] = 7.0  # writable memory of its own
+    assert S == 2.0

@@ -20,7 +20,7 @@ from ..dtypes import aval_of
 from ..numpy._mutation import INPUT, marks_array
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from .forward import JVPTrace, JVPTracer
-from .maps import LinearMap, Pullback, tangent_leaves, zero_tangent
+from .maps import LinearMap, Pullback, input_type, tangent_leaves, zero_tangent
 from .reverse import backward, call_uncollected, linearize_flat, lower, ones_like_scalar
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "Pullback", "LinearMap",
@@ -371,7 +371,7 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
             grads = []
             for v, p in zip(in_vars, sel.primals):
                 g = cts.get(v.index)
-                grads.append(ops.zeros_like(p) if g is None else g)
+                grads.append(ops.zeros_like(p) if g is None else input_type(g, p))
             if has_aux:
                 aux_leaves, _, aux_def = _lower_all(trace, aux, sel.primals)
                 aux = tree_unflatten(aux_def, _owned(aux_leaves, sel.primals))

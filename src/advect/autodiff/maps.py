@@ -14,11 +14,12 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
+from ..numpy._mutation import mark_array, marks_array
 from ..providers import namespace_of
 from ..pytree import tree_flatten, tree_unflatten
 from .reverse import backward, forward
 
-__all__ = ["Pullback", "LinearMap", "tangent_leaves", "zero_tangent"]
+__all__ = ["Pullback", "LinearMap", "input_type", "tangent_leaves", "zero_tangent"]
 
 
 class _Shared:
@@ -84,7 +85,7 @@ class _TapeMap:
         finally:
             if keep:
                 self._exit()
-        return sel.unflatten([_fresh(result[v.index], cts) if v.index in result
+        return sel.unflatten([input_type(_fresh(result[v.index], cts), p) if v.index in result
                               else ops.zeros_like(p) for v, p in zip(in_vars, sel.primals)])
 
     def close(self) -> None:
@@ -101,6 +102,18 @@ class _TapeMap:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def input_type(g, primal):
+    """The cotangent ``g`` of a 0-d ndarray input as a 0-d ndarray (a staged program's type
+    too): NumPy computes some 0-d cotangents as NumPy scalars (``x * 2``), others as arrays (the
+    sum of a broadcast); other cotangents unchanged."""
+    if type(primal) is np.ndarray:
+        return np.array(g) if isinstance(g, np.generic) and not primal.shape else g
+    if isinstance(g, Tracer) and isinstance(primal, Tracer) and not g.shape \
+            and marks_array(primal._mut) and not primal._weak():
+        mark_array(g)  # traced inside an outer transform or while staging: the same rule
+    return g
 
 
 def _fresh(value, given: list):
