@@ -26,7 +26,7 @@ from . import core
 from .autodiff.forward import JVPTracer
 from .autodiff.reverse import LinearTrace
 from .core import Tracer
-from .errors import NumericsError
+from .errors import NumericsError, _RuleError
 from .numpy._methods import ArrayTracer
 from .providers import namespace_of
 
@@ -125,6 +125,8 @@ def _annotate(error: BaseException, stack: list, where: str) -> None:
         return  # an inner operation already said where
     chain = " inside ".join(repr(op_name) for op_name, _, _ in reversed(stack))
     error.add_note(f"advect.debug: raised by operation {chain} called at {where}")
+    if isinstance(error, _RuleError) and error.source_location is None:
+        error.source_location = where  # NoJVPError & co. expose it
     try:
         error._advect_located = True
     except AttributeError:

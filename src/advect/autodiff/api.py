@@ -479,7 +479,7 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
 
 # --- linearize ---------------------------------------------------------------------------------
 
-def linearize(f: Callable, *primals, argnums: int | Sequence[int] = 0, **kwargs):
+def linearize(f: Callable, /, *primals, argnums: int | Sequence[int] = 0, **kwargs):
     """Linearize ``f`` at ``primals``: returns ``(value, LinearMap)``.
 
     Example:

@@ -208,8 +208,8 @@ def hvp(f: Callable, argnums: int | Sequence[int] = 0):
 
     @functools.wraps(f)
     def wrapped(*args, vectors, **kwargs):
-        (value, _), (_, hv) = jvp(value_and_grad(f, argnums), argnums)(
-            *args, tangents=vectors, **kwargs)
+        g = functools.partial(f, **kwargs) if kwargs else f  # a keyword named `tangents` too
+        (value, _), (_, hv) = jvp(value_and_grad(g, argnums), argnums)(*args, tangents=vectors)
         return value, hv
 
     return wrapped

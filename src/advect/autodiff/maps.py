@@ -157,6 +157,10 @@ def _cotangent_leaves(cotangent, treedef, out_vars, inputs):
         if var is not None and tuple(aval_of(leaf).shape) != var.aval.shape:
             raise ValueError(f"cotangent of shape {aval_of(leaf).shape} does not match the "
                              f"output shape {var.aval.shape}")
+        if var is not None and aval_of(leaf).dtype.kind == "c" and var.aval.dtype.kind != "c":
+            raise TypeError(f"a complex cotangent was given for an output of dtype "
+                            f"{var.aval.dtype}: a real output's cotangent is real (the real "
+                            "adjoint would drop the imaginary part); pass its real part")
     return leaves
 
 
@@ -223,9 +227,13 @@ class LinearMap(_TapeMap):
         return out
 
     def apply_many(self, vectors) -> list:
+        if self._shared.closed:  # also for an empty batch
+            raise RuntimeError(self._closed)
         return [self(v) for v in vectors]
 
     def transpose_many(self, cotangents) -> list:
+        if self._shared.closed:
+            raise RuntimeError(self._closed)
         return [self.pullback(c) for c in cotangents]
 
 

@@ -102,6 +102,9 @@ class ArraySpec:
     def __setattr__(self, name, value):
         raise AttributeError("ArraySpec is immutable")
 
+    def __reduce__(self):  # pickle and copy through __init__ (__setattr__ refuses the slots)
+        return ArraySpec, (self.shape, self.dtype, self.device, self.weak)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -158,6 +161,9 @@ class StaticSpec:
     def __setattr__(self, name, value):
         raise AttributeError("StaticSpec is immutable")
 
+    def __reduce__(self):
+        return StaticSpec, (self.value,)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, StaticSpec) and same_value(self.value, other.value)
 
@@ -183,6 +189,9 @@ class AbstractValue:
 
     def __setattr__(self, name, value):
         raise AttributeError("AbstractValue is immutable")
+
+    def __reduce__(self):
+        return AbstractValue, (self.spec,)
 
     @property
     def shape(self) -> tuple[int, ...]:
