@@ -29,6 +29,7 @@ from ..core import Op, Tracer
 from ..dtypes import Aval, aval_of
 from ..errors import EscapedTracerError, TracingError
 from ..numpy._methods import INPUT
+from ..numpy._mutation import View, mark_view
 from ..providers import is_array
 from ..pytree import TreeDef, tree_flatten, tree_unflatten
 from ..staging.trace import _GENERATOR_KINDS, _generators_of, _same_state
@@ -36,7 +37,7 @@ from ..staging.trace import _set_state as _set_rng_state
 from ..staging.trace import _state as _rng_state
 from . import state
 from .forward import JVPTrace, JVPTracer, split
-from .reverse import LinearTracer, backward, linearize_flat, lower
+from .reverse import LinearTracer, _root, backward, linearize_flat, lower
 
 __all__ = ["checkpoint", "jvp_flat", "vjp_flat", "innermost_trace", "is_array_leaf"]
 
@@ -296,13 +297,61 @@ def _call(fun: Callable, args: list, generators: tuple):
         return fun(*args)
     primals, tangents = split(trace, args)
     if any(type(t) is LinearTracer for t in tangents):
-        return _linearized(trace, fun, primals, tangents, generators)
+        return _linearized(trace, fun, args, primals, tangents, generators)
     if not any(isinstance(v, Tracer) for v in (*primals, *tangents)):
         return fun(*args)  # plain forward mode: nothing is recorded anywhere
-    return _forward(trace, fun, primals, tangents, generators)
+    return _forward(trace, fun, args, primals, tangents, generators)
 
 
-def _linearized(trace, fun, primals, tangents, generators):
+def _source(leaf, inputs) -> tuple[int | None, bool]:
+    """``(i, same)``: the block input ``inputs[i]`` that the output ``leaf`` of the block's run
+    is (``same``) or views (a NumPy view of it, or a view tracer of an outer trace), else
+    ``(None, False)``."""
+    for i, p in enumerate(inputs):
+        if leaf is p:
+            return i, True
+    if type(leaf) is np.ndarray and leaf.base is not None:
+        base = leaf.base
+        while isinstance(base, np.ndarray):  # a view of an input's view (inputs are read-only
+            for i, p in enumerate(inputs):  # views), else of memory that input views
+                if base is p:
+                    return i, False
+            base = base.base
+        root = _root(leaf)
+        for i, p in enumerate(inputs):
+            if type(p) is np.ndarray and (p if p.base is None else _root(p)) is root:
+                return i, False
+    elif isinstance(leaf, Tracer):
+        mut = leaf._mut
+        while type(mut) is View:
+            for i, p in enumerate(inputs):
+                if mut.parent is p:
+                    return i, False
+            mut = mut.parent._mut
+    return None, False
+
+
+def _outputs(trace, args, inputs, leaves, out_tangents) -> list:
+    """The block's output tracers. As for ``fun`` itself, an output that is one of the block's
+    arguments is that argument, and one that views an argument is a view of it (a transformed
+    one: not written through, and stale once the argument is written), so a write into either
+    side is never silently lost on the other."""
+    outs = [_wrap(trace, o, t) for o, t in zip(leaves, out_tangents)]
+    for j, o in enumerate(leaves):
+        i, same = _source(o, inputs)
+        if i is None:
+            continue
+        a = args[i]
+        if not (isinstance(a, Tracer) and a._trace is trace):
+            continue
+        if same:
+            outs[j] = a
+        elif isinstance(outs[j], Tracer):
+            mark_view(a, outs[j], None)
+    return outs
+
+
+def _linearized(trace, fun, args, primals, tangents, generators):
     """Reverse mode: the primal without a tape, then one ``checkpoint_jvp`` equation."""
     before = [_rng_state(g) for g in generators]
     levels = state.visible_levels()
@@ -333,10 +382,10 @@ def _linearized(trace, fun, primals, tangents, generators):
         results = checkpoint_jvp(*primals, *(tangents[i] for i in diff_in), block=block)
         for j, t in zip(diff_out, results):
             out_tangents[j] = t
-    return tree_unflatten(treedef, [_wrap(trace, o, t) for o, t in zip(leaves, out_tangents)])
+    return tree_unflatten(treedef, _outputs(trace, args, inputs, leaves, out_tangents))
 
 
-def _forward(trace, fun, primals, tangents, generators):
+def _forward(trace, fun, args, primals, tangents, generators):
     """Forward mode over outer traces: the block's JVP, checkpointed against those traces."""
     n = len(primals)
     diff_in = [i for i, t in enumerate(tangents) if t is not None]
@@ -348,10 +397,11 @@ def _forward(trace, fun, primals, tangents, generators):
         treedef, outs, out_ts = jvp_flat(fun, xs[:n], ts)
         return tree_unflatten(treedef, outs), out_ts
 
-    out, out_tangents = _call(fun_jvp, [*primals, *(tangents[i] for i in diff_in)], generators)
+    inputs = [*primals, *(tangents[i] for i in diff_in)]
+    out, out_tangents = _call(fun_jvp, inputs, generators)
     leaves, treedef = tree_flatten(out)
     _check_captured(trace, leaves, "checkpoint")
-    return tree_unflatten(treedef, [_wrap(trace, o, t) for o, t in zip(leaves, out_tangents)])
+    return tree_unflatten(treedef, _outputs(trace, args, inputs[:n], leaves, out_tangents))
 
 
 def checkpoint(fun: Callable) -> Callable:

@@ -30,7 +30,7 @@ from ._functions import (
     take_axis,
 )
 from ._indexing import check_broadcast
-from ._mutation import READ_ONLY, assign_inplace, mark_view
+from ._mutation import READ_ONLY, assign_inplace, mark_view, numpy_scalar
 from ._shaping import _broadcast_arrays, _resize
 
 
@@ -305,6 +305,8 @@ def _put(a, ind, v, mode="raise"):
     ind = _fix_mode(ind, n, mode, "put")
     values = _resize(operand(v), (_shape(ind)[0],))
     new = ops.scatter(_ravel(a), values, ind, index=("array",))
+    if numpy_scalar(a):  # NumPy puts into a temporary copy of a scalar
+        return
     assign_inplace(a, _reshape(new, _shape(a)), "numpy.put")
 
 

@@ -32,6 +32,7 @@ from ._mutation import (
     assign_inplace,
     mark_array,
     mark_view,
+    numpy_scalar,
     owned_copy,
     setitem,
 )
@@ -567,7 +568,11 @@ class ArrayTracer(Tracer):
         return np.nonzero(self)
 
     def fill(self, value):
-        setitem(self, Ellipsis, value)
+        if value.ndim if isinstance(value, Tracer) else np.ndim(value):  # NumPy's ValueError
+            raise ValueError("setting an array element with a sequence: fill() takes a scalar; "
+                             "write an array with x[...] = value")
+        if not numpy_scalar(self):  # NumPy fills a temporary copy of a scalar
+            setitem(self, Ellipsis, value)
 
     def view(self, *args, **kwargs):
         raise TypeError("ndarray.view() reinterprets memory, which traced values do not have; "

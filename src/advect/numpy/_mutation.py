@@ -33,7 +33,7 @@ from ..errors import MutationError, StaleViewError, TracingError
 
 __all__ = ["INPUT", "ARRAY", "READ_ONLY", "View", "Flat", "mark_view", "mark_array", "marks_array",
            "array_result", "setitem", "assign_inplace", "owned_copy", "check_writable",
-           "write_plain"]
+           "write_plain", "numpy_scalar"]
 
 INPUT = "input"  # the _mut marker of a transform's inputs and their views: never writable
 ARRAY = "array"  # the _mut marker of an owned 0-d ndarray (not a NumPy scalar): writable
@@ -45,6 +45,13 @@ def marks_array(mut) -> bool:
     owned one such as ``np.zeros(())`` or a copy, a view such as ``y[0, ...]``, an input) rather
     than a NumPy scalar. Both lifetimes give their 0-d results these types."""
     return mut is ARRAY or mut is INPUT or type(mut) is View
+
+
+def numpy_scalar(x) -> bool:
+    """Whether ``x`` is a live 0-d tracer that stands for an immutable NumPy scalar (see
+    :func:`marks_array`). NumPy's ``scalar.fill(v)``, ``np.put(scalar, ...)`` and
+    ``scalar.flat[i] = v`` write into a temporary 0-d array: the scalar keeps its value."""
+    return isinstance(x, Tracer) and not x.shape and not marks_array(x._mut) and x._trace.alive
 
 
 class ReadOnlyViewError(MutationError, ValueError):
@@ -306,6 +313,8 @@ class Flat:
         x = self._x
         flat = owned_copy(np.ravel(x))
         flat[key] = value
+        if numpy_scalar(x):  # NumPy writes a temporary copy of a scalar
+            return
         assign_inplace(x, np.reshape(flat, x.shape), "x.flat[...] = value")
 
     def __iter__(self):
