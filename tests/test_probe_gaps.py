@@ -82,3 +82,38 @@ def test_gradient_of_a_0d_array_is_a_0d_array(f):
     g = ad.grad(f)(S)
     g[...] = 7.0  # writable memory of its own
     assert S == 2.0
+
+
+def test_membership_is_numpys_any_of_equal():
+    # Python's fallback walked the rows and asked bool() of a row
+    x = np.arange(6.0).reshape(2, 3)
+    seen = []
+
+    def f(a):
+        seen.extend([3.0 in a, 7.0 in a, np.array([3.0, 4.0, 5.0]) in a, 3.0 in a[0]])
+        return np.sum(a)
+
+    ad.grad(f)(x)
+    assert seen == [3.0 in x, 7.0 in x, np.array([3.0, 4.0, 5.0]) in x, 3.0 in x[0]]
+
+
+def test_constant_outputs_get_zero_tangents_of_a_dependent_ones_type():
+    x = np.ones(3)
+    out = (np.sum(x), 2.0, np.float32(1.0), np.zeros(()), 1j)
+    _, tangents = ad.jvp(lambda a: (np.sum(a), 2.0, np.float32(1.0), np.zeros(()), 1j))(
+        x, tangents=x)
+    assert [type(t) for t in tangents] == [np.float64, float, np.float32, np.ndarray, complex]
+    assert all(t == 0 for t in tangents[1:]) and type(out[2]) is type(tangents[2])
+
+
+def test_hvp_of_an_integer_input_is_zeros_of_its_dtype():
+    f = lambda a, k: np.sum(a ** 2 * k)  # noqa: E731
+    x, k = np.ones(3), np.arange(3)
+    _, (hx, hk) = ad.hvp(f, (0, 1))(x, k, vectors=(x, np.zeros(3, int)))
+    np.testing.assert_array_equal(hx, 2 * k * x)
+    assert hk.dtype == k.dtype and not hk.any()  # as its gradient: zeros of the input's dtype
+
+
+def test_hessian_of_a_complex_input_says_so():
+    with pytest.raises(ValueError, match="hessian needs real inputs"):
+        ad.hessian(lambda z: np.sum(np.abs(z) ** 2))(np.ones(2) + 1j)

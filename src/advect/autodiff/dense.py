@@ -12,7 +12,7 @@ from .. import ops
 from ..dtypes import aval_of
 from ..errors import NoJVPError
 from ..providers import on_provider_of
-from ..pytree import tree_unflatten
+from ..pytree import tree_flatten, tree_unflatten
 from .api import _is_array, _linearize_leaves, _Selection, grad, jvp, value_and_grad
 from .maps import zero_tangent
 from .reverse import backward, forward
@@ -150,7 +150,22 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0):
         array([[ 6.,  0.],
                [ 0., 12.]])
     """
-    return jacobian(grad(f, argnums), argnums)
+    gradient = jacobian(grad(f, argnums), argnums)
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        _refuse_complex(_Selection(args, kwargs, argnums, None, "hessian"), "hessian")
+        return gradient(*args, **kwargs)
+
+    return wrapped
+
+
+def _refuse_complex(sel, where: str) -> None:
+    if any(aval_of(p).dtype.kind == "c" for p in sel.primals):
+        raise ValueError(f"{where} needs real inputs: second derivatives in a complex input's "
+                         "real and imaginary parts do not fit one complex entry; "
+                         "differentiate with respect to z.real and z.imag as real arrays, "
+                         "or use hvp")
 
 
 def hessian_diag(f: Callable, argnums: int | Sequence[int] = 0):
@@ -172,10 +187,7 @@ def hessian_diag(f: Callable, argnums: int | Sequence[int] = 0):
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         sel = _Selection(args, kwargs, argnums, None, "hessian_diag")
-        if any(aval_of(p).dtype.kind == "c" for p in sel.primals):  # as hessian refuses them
-            raise ValueError("hessian_diag needs real inputs: second derivatives in a complex "
-                             "input's real and imaginary parts do not fit one complex entry; "
-                             "differentiate with respect to z.real and z.imag as real arrays")
+        _refuse_complex(sel, "hessian_diag")
         n = len(sel.primals)
         gradient = grad(sel.call(f), tuple(range(n)))
         _, out_vars, _, tape, in_vars = _linearize_leaves(gradient, sel)
@@ -209,8 +221,13 @@ def hvp(f: Callable, argnums: int | Sequence[int] = 0):
     @functools.wraps(f)
     def wrapped(*args, vectors, **kwargs):
         g = functools.partial(f, **kwargs) if kwargs else f  # a keyword named `tangents` too
-        (value, _), (_, hv) = jvp(value_and_grad(g, argnums), argnums)(*args, tangents=vectors)
-        return value, hv
+        (value, grads), (_, hv) = jvp(value_and_grad(g, argnums), argnums)(
+            *args, tangents=vectors)
+        hv_leaves, treedef = tree_flatten(hv)
+        # an integer or bool input's entries are zeros of its own dtype, as its gradient's
+        return value, tree_unflatten(treedef, [
+            h if not _is_array(gr) or aval_of(gr).dtype.kind in "fc" else ops.zeros_like(gr)
+            for h, gr in zip(hv_leaves, tree_flatten(grads)[0])])
 
     return wrapped
 

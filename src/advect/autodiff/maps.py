@@ -286,8 +286,13 @@ def tangent_leaves(tangents, sel) -> list:
 
 
 def zero_tangent(primal):
-    """The zero tangent of an output that does not depend on the inputs."""
+    """The zero tangent of an output that does not depend on the inputs, of the type a
+    dependent one gets: a Python zero for a Python scalar, a NumPy scalar for a NumPy scalar."""
     aval = aval_of(primal)
     dtype = aval.dtype if aval.dtype.kind in "fc" else np.dtype(np.float64)
+    if type(primal) in (bool, int, float, complex):
+        return 0j if dtype.kind == "c" else 0.0
+    if isinstance(primal, np.generic):
+        return np.zeros((), dtype)[()]
     return ops.zeros_like(primal, dtype=dtype.name) if hasattr(primal, "shape") else \
         np.zeros(aval.shape, dtype)

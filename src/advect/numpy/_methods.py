@@ -301,6 +301,9 @@ class ArrayTracer(Tracer):
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
 
+    def __contains__(self, value):  # NumPy's: (a == value).any(), not a walk over rows
+        return bool(np.any(self == value))
+
     def __hash__(self):
         raise TypeError("unhashable type: traced array")
 
