@@ -128,7 +128,9 @@ def _block_programs(loss, params, data, rows) -> dict:
 def _run_block(program, params, weight: float, *blocks):
     value, gradient = program(params, *(np.asarray(b) for b in blocks))
     if weight != 1.0:
-        value, gradient = value * weight, tree_map(lambda g: g * weight, gradient)
+        # integer and bool parameters' gradients are zeros of their dtype: not weighted
+        value, gradient = value * weight, tree_map(
+            lambda g: g * weight if np.asarray(g).dtype.kind in "fc" else g, gradient)
     return value, gradient
 
 

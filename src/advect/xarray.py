@@ -81,6 +81,11 @@ def _as_data(leaf, dims: tuple, sizes: dict):
         return np.asarray(leaf)
     if getattr(leaf, "ndim", None) is None or type(leaf) in (bool, int, float, complex):
         return _Leaf(leaf, tuple(sizes.get(d, 1) for d in dims))
+    if leaf.ndim != len(dims):  # e.g. a jacobian or hessian block: out.shape + in.shape
+        raise ValueError(f"advect.xarray: an array of shape {tuple(leaf.shape)} cannot be "
+                         f"labeled with dims {tuple(dims)!r}; dense jacobian and hessian "
+                         "blocks have out.shape + in.shape, so differentiate a function of "
+                         "the underlying arrays (.data) for them")
     return leaf
 
 

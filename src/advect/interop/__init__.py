@@ -99,6 +99,9 @@ class Bridge:
             arrays.append(array)
         if self.out_def is None:
             self.out_def, self.out_dtypes = out_def, [a.dtype for a in arrays]
+        elif out_def != self.out_def:  # e.g. result_shape_dtypes= that does not match
+            raise TypeError(f"advect.interop: the function returned the structure {out_def!r}, "
+                            f"expected {self.out_def!r} (the declared or first result's)")
         return arrays, out_def
 
     def run(self, arrays: Sequence) -> list:

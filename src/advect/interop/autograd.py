@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from autograd.builtins import DictBox, SequenceBox
 from autograd.extend import defvjp_argnum, primitive
 from autograd.tracer import Box, getval
 
@@ -94,6 +95,7 @@ def wrap(f: Callable) -> Callable:
     """
 
     def wrapped(*args, **kwargs):
+        args, kwargs = _open_boxes(args), _open_boxes(kwargs)
         leaves, _ = tree_flatten((args, kwargs))
         bridge = Bridge.of(f, tuple(_unbox(a) for a in args),
                            {k: _unbox(v) for k, v in kwargs.items()},
@@ -105,6 +107,21 @@ def wrap(f: Callable) -> Callable:
 
     wrapped.__wrapped__ = f
     return wrapped
+
+
+def _open_boxes(tree):
+    """The tree with autograd's boxed containers (a tuple, list or dict argument that autograd
+    differentiates as a whole) opened into containers of boxed leaves."""
+    if isinstance(tree, DictBox):
+        return {k: _open_boxes(tree[k]) for k in getval(tree)}
+    if isinstance(tree, SequenceBox):
+        items = [_open_boxes(tree[i]) for i in range(len(tree))]
+        return tuple(items) if isinstance(getval(tree), tuple) else items
+    if type(tree) in (tuple, list):
+        return type(tree)(_open_boxes(x) for x in tree)
+    if type(tree) is dict:
+        return {k: _open_boxes(v) for k, v in tree.items()}
+    return tree
 
 
 def _unbox(tree):

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..pytree import tree_flatten, tree_unflatten
 from ..staging.program import StagedProgram, stage
-from ..staging.specs import ArraySpec, is_spec
+from ..staging.specs import ArraySpec, check_call, is_spec
 from . import Bridge
 
 __all__ = ["wrap"]
@@ -210,12 +210,24 @@ def _pad(gs, structs):
     return [next(it) if _inexact(s) else _zero_cotangent(s) for s in structs]
 
 
+def _check_program_call(program: StagedProgram, bridge: Bridge, in_structs: list) -> None:
+    """Check the call against the program's signature now, with data-free stand-ins of the
+    operands: inside the callback a mismatch would surface as JAX's runtime error."""
+    leaves = list(bridge.leaves)
+    for i, s in zip(bridge.positions, in_structs):
+        leaves[i] = np.broadcast_to(np.zeros((), s.dtype), s.shape)
+    args, kwargs = tree_unflatten(bridge.treedef, leaves)
+    check_call(program._in_def, program._specs, args, kwargs, program._provider,
+               program._version)
+
+
 def _result_structs(f, bridge: Bridge, result_shape_dtypes, in_structs: list):
     """The flat output structs and the output tree definition."""
     if result_shape_dtypes is not None:
         leaves, out_def = tree_flatten(result_shape_dtypes)
         return [_struct(s) for s in leaves], out_def
     if isinstance(f, StagedProgram):
+        _check_program_call(f, bridge, in_structs)
         leaves, out_def = tree_flatten(f.output_specs, is_leaf=is_spec)
     else:
         specs = tuple(ArraySpec(s.shape, s.dtype) for s in in_structs)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ..pytree import tree_unflatten
+from ..pytree import tree_flatten, tree_unflatten
 from . import Bridge
 
 __all__ = ["wrap"]
@@ -49,11 +49,15 @@ def _to_numpy(leaf):
                             "NumPy dtype, so Advect cannot take it; cast it (to float32, "
                             f"for example) before the call ({e})") from e
         except RuntimeError as e:  # a batched tensor of vmap, which has no NumPy data
-            raise NotImplementedError(
-                "advect.interop.torch: a wrapped function cannot run under torch vmap "
-                "(torch.func.vmap, autograd.grad(is_grads_batched=True), jacobian(..., "
-                f"vectorize=True)); call it without vectorizing ({e})") from e
+            raise NotImplementedError(f"{_NO_FUNCTORCH} ({e})") from e
     return leaf
+
+
+_NO_FUNCTORCH = (
+    "advect.interop.torch: a wrapped function cannot run under torch vmap or the other "
+    "torch.func transforms (torch.func.vmap, jvp, grad, jacrev, autograd.grad("
+    "is_grads_batched=True), jacobian(..., vectorize=True)); call it without vectorizing, or "
+    "use torch.autograd (backward, autograd.grad, autograd.forward_ad)")
 
 
 def _to_torch(array: np.ndarray, device) -> torch.Tensor:
@@ -68,8 +72,10 @@ def _to_torch(array: np.ndarray, device) -> torch.Tensor:
 class _AdvectFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, bridge: Bridge, device, *tensors):
-        outs, record = bridge.forward([_to_numpy(t) for t in tensors])
+        arrays = [_to_numpy(t) for t in tensors]
+        outs, record = bridge.forward(arrays)
         ctx.bridge, ctx.record, ctx.device = bridge, record, device
+        ctx.operands = [(a.shape, a.dtype) for a in arrays]  # for jvp (forward-mode AD)
         ctx.save_for_backward(*tensors)
         results = tuple(_to_torch(o, device) for o in outs)
         ctx.mark_non_differentiable(*(r for r in results
@@ -89,9 +95,27 @@ class _AdvectFunction(torch.autograd.Function):
                 ctx.record, [None if g is None else _to_numpy(g) for g in grads], keep=True)]
         return (None, None, *cts)
 
+    @staticmethod
+    def jvp(ctx, _bridge, _device, *tangents):
+        # forward-mode AD (torch.autograd.forward_ad): the recorded linear map applies the JVP
+        ts = tuple(np.zeros(shape, dtype) if t is None else _to_numpy(t).astype(dtype)
+                   for (shape, dtype), t in zip(ctx.operands, tangents))
+        outs = tree_flatten(ctx.record.pullback(ts))[0]
+        return tuple(_to_torch(np.asarray(o), ctx.device) if d.kind in "fc" else None
+                     for o, d in zip(outs, ctx.record.out_dtypes))
+
+
+def _is_dual(tensor) -> bool:
+    return torch.autograd.forward_ad.unpack_dual(tensor).tangent is not None
+
 
 def _apply(bridge: Bridge, tensors: list, device) -> list:
-    return list(_AdvectFunction.apply(bridge, device, *tensors))
+    try:
+        return list(_AdvectFunction.apply(bridge, device, *tensors))
+    except RuntimeError as e:  # torch.func.grad, jvp, jacrev, ... refuse the Function
+        if "setup_context" in str(e):
+            raise NotImplementedError(f"{_NO_FUNCTORCH} ({e})") from e
+        raise
 
 
 def wrap(f: Callable) -> Callable:
@@ -117,7 +141,8 @@ def wrap(f: Callable) -> Callable:
         bridge = Bridge.of(f, args, kwargs, is_operand=_is_operand, to_numpy=_to_numpy)
         inputs, bridge.inputs = bridge.inputs, []
         device = inputs[0].device if inputs else torch.device("cpu")
-        if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        if (torch.is_grad_enabled() and any(t.requires_grad for t in inputs)
+                or any(_is_dual(t) for t in inputs)):
             outs = _apply(bridge, inputs, device)
         else:  # nothing to differentiate: no record, no autograd node
             outs = [_to_torch(o, device) for o in bridge.run([_to_numpy(t) for t in inputs])]

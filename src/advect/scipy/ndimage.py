@@ -232,7 +232,8 @@ def gaussian_laplace(input: Any, sigma: Any, output: Any = None, mode: Any = "re
     total = None
     for i in range(len(axes)):
         orders = [2 if j == i else 0 for j in range(len(axes))]
-        term = gaussian_filter(x, sigma, orders, None, modes, cval, axes=axes, **kwargs)
+        # SciPy's generic_laplace: the i-th term filters every axis with modes[i]
+        term = gaussian_filter(x, sigma, orders, None, modes[i], cval, axes=axes, **kwargs)
         total = term if total is None else total + term
     return finish(total, x, output)
 

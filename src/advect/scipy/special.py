@@ -191,7 +191,7 @@ def _finite_max(x: Any, axis: Any) -> Any:
     """The maximum over ``axis`` (kept), 0 where it is not finite: the shift that keeps
     ``exp(x - shift)`` in range (an all ``-inf`` slice then gives ``-inf``, not NaN)."""
     m = np.max(np.real(x) if numpy_dtype(x.dtype).kind == "c" else x, axis=axis,
-               keepdims=True)
+               keepdims=True, initial=-np.inf)  # an empty slice sums to 0: log gives -inf
     return np.where(np.isfinite(m), m, 0.0)
 
 
@@ -219,9 +219,12 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         return _sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
     a = _asarray(a)
     if b is not None:
-        b = _asarray(b)
-        shape = np.broadcast_shapes(a.shape, b.shape)
-        a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+        if not isinstance(b, (int, float, complex)):  # a Python scalar stays weak (NEP 50)
+            b = _asarray(b)
+        shape = np.broadcast_shapes(a.shape, np.shape(b))
+        a = np.broadcast_to(a, shape)
+        if not isinstance(b, (int, float, complex)):
+            b = np.broadcast_to(b, shape)
         a_for_max = np.where(b != 0, a, -np.inf)  # terms with b == 0 do not count
     else:
         a_for_max = a

@@ -25,7 +25,7 @@ from ..dtypes import Aval, aval_of, check_dtype
 from ..errors import AmbientRandomnessError, StagedIterationError, TracingError
 from ..numpy._methods import INPUT, ArrayTracer
 from ..numpy._mutation import marks_array
-from ..providers import default_device, to_numpy
+from ..providers import default_device, namespace_of, to_numpy
 from ..pytree import TreeDef, tree_flatten
 from .graph import Graph, Literal, Node
 
@@ -467,7 +467,8 @@ def numpy_scalar(leaf, as_computed: bool = False) -> bool | None:
 def _output(trace: StageTrace, leaf, k: int):
     if isinstance(leaf, Tracer) or type(leaf) in _PYTHON_SCALARS:
         return trace.operand(leaf, f"output {k}")
-    if isinstance(leaf, np.ndarray | np.generic) or hasattr(leaf, "__array_namespace__"):
+    if isinstance(leaf, np.ndarray | np.generic) or hasattr(leaf, "__array_namespace__") \
+            or namespace_of((leaf,)) is not np:  # a torch tensor has no __array_namespace__
         return trace.capture(leaf, f"output {k}")
     raise TypeError(f"a staged function must return arrays, Python scalars or pytrees of them; "
                     f"output leaf {k} is a {type(leaf).__name__}")
