@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dis
 import linecache
+import operator
 import sys
 from types import TracebackType
 
@@ -120,6 +121,10 @@ def traced_item(x, index):
     (NumPy's index forms: none, flat, per axis)."""
     if len(index) == 1 and isinstance(index[0], tuple):
         index = index[0]
+    index = tuple(operator.index(i) for i in index)  # NumPy's TypeError for 1.0 or a slice
+    if len(index) > 1 and len(index) != len(x.shape):
+        raise ValueError(f"incorrect number of indices for array: .item() takes one flat index "
+                         f"or one per axis ({len(x.shape)}), got {len(index)}")
     if not index:
         if x.size != 1:
             raise ValueError("can only convert an array of size 1 to a Python scalar")

@@ -9,12 +9,13 @@ traced values (``y = np.zeros(3, like=x); y[0] = x[1]``).
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from .. import ops
 from ..core import Tracer
-from ..dtypes import aval_of
+from ..dtypes import aval_of, check_dtype
 from ..errors import TracingError
 from ..ops._rules import index_tuple
 from ._functions import (
@@ -52,7 +53,7 @@ def _empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     check_order(order, "numpy.full_like")
     shape = None if shape is None else index_tuple(shape)
-    dtype = None if dtype is None else np.dtype(dtype).name
+    dtype = None if dtype is None else check_dtype(dtype, "a traced array's dtype=").name
     if hasattr(fill_value, "shape"):  # a traced fill value broadcasts and stays differentiable
         target = ops.zeros_like(a, shape=shape, dtype=dtype)
         # selected, not added (0.0 + -0.0 is +0.0), and cast to the result's dtype (dtype=,
@@ -74,7 +75,7 @@ def _filled(like, shape, fill_value, dtype):
     if not isinstance(like, Tracer):
         return np.full(shape, fill_value, dtype=dtype)
     return mark_array(ops.full_like(like, fill_value=fill_value, shape=shape,
-                                    dtype=np.dtype(dtype).name))
+                                    dtype=check_dtype(dtype, "a traced array's dtype=").name))
 
 
 @implements(np.zeros, like=True, nondiff=True)
@@ -167,7 +168,7 @@ def _cast(v, dtype):
 @implements(np.linspace)
 def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
               device=None):
-    num = int(num)
+    num = operator.index(num)  # NumPy's TypeError for a float count
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start, stop = _endpoint(start), _endpoint(stop)

@@ -108,6 +108,9 @@ def _inverse_real_fft(x, s, axes, norm):
 
 
 def _one(n):
+    if n is not None and operator.index(n) < 1:  # -1 keeps an axis only in s= of the n-d ones
+        raise ValueError(f"numpy.fft: invalid number of data points ({n}) specified; n= must be "
+                         "positive, or None for the input's length")
     return None if n is None else (n,)
 
 

@@ -6,13 +6,14 @@ A function with a canonical op is a one-line bind; the rest are composites writt
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from .. import ops
 from .._compat import present
 from ..core import Tracer
-from ..dtypes import aval_of, result_type
+from ..dtypes import aval_of, check_dtype, result_type
 from ..errors import TracingError, bounded
 from ..ops._rules import (
     each_axis,
@@ -168,7 +169,9 @@ _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
 def astype(x, dtype, casting="unsafe"):
-    dtype = numpy_dtype(dtype)  # a provider's dtype object (torch.float32, ...) too
+    # a provider's dtype object (torch.float32, ...) too; object, str and datetime64 values
+    # carry no derivative, so a cast to them is refused rather than silently detached
+    dtype = check_dtype(numpy_dtype(dtype), "a cast of a traced value (astype or dtype=)")
     if casting != "unsafe":
         if casting not in _CASTINGS:
             raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
@@ -190,10 +193,48 @@ def numpy_scalar(x):
 _FILL = {"reduce_sum": 0, "reduce_prod": 1}
 
 
+def keepdims_flag(keepdims) -> bool:
+    """NumPy's reading of ``keepdims=``: a bool or an integer, else its ``TypeError``."""
+    if isinstance(keepdims, bool | np.bool_):
+        return bool(keepdims)
+    try:
+        return bool(operator.index(keepdims))
+    except TypeError:
+        raise TypeError(f"keepdims= must be True or False, not {bounded(keepdims)}") from None
+
+
+def where_mask(where):
+    """A reduction's ``where=`` as NumPy reads it: an array mask must be boolean (NumPy casts it
+    safely); Python scalars and lists are read as booleans."""
+    if isinstance(where, list | tuple):
+        return np.asarray(where, dtype=bool)
+    dtype = getattr(where, "dtype", None)
+    if dtype is not None and numpy_dtype(dtype) != np.bool_:
+        raise TypeError(f"Cannot cast array data from {numpy_dtype(dtype)!r} to dtype('bool') "
+                        "according to the rule 'safe': where= takes a boolean mask (compare, "
+                        "as in where=w != 0)")
+    return where
+
+
+def reduction_axis(axis):
+    """A reduction's ``axis=``: NumPy takes None, an integer or a tuple, never a list."""
+    if isinstance(axis, list):
+        raise TypeError("'list' object cannot be interpreted as an integer: axis= takes an "
+                        f"integer or a tuple, as in axis={tuple(axis)}")
+    return axis
+
+
 def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
+    keepdims = keepdims_flag(keepdims)
+    axis = reduction_axis(axis)
+    if initial is not None and (initial.shape if isinstance(initial, Tracer)
+                                else np.shape(initial)):  # NumPy's ValueError, named
+        raise ValueError("setting an array element with a sequence: initial= must be a scalar, "
+                         f"not a value of shape {_shape(operand(initial))}")
     if dtype is not None:
         a = astype(a, dtype)
     if where is not True:
+        where = where_mask(where)
         fill = _FILL.get(op.name, initial)
         if fill is None:
             raise ValueError(f"{op.name} has no identity, so a where= mask needs initial=")
@@ -201,7 +242,7 @@ def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
     axes = reduce_axes(axis, len(_shape(a)))
     if initial is not None:
         a = stand_in_for_empty(a, axes, initial)
-    out = op(a, axes=axes, keepdims=bool(keepdims))
+    out = op(a, axes=axes, keepdims=keepdims)
     if initial is not None:
         combine = {ops.reduce_sum: ops.add, ops.reduce_prod: ops.multiply,
                    ops.reduce_max: ops.maximum, ops.reduce_min: ops.minimum}[op]
@@ -225,7 +266,7 @@ _ALL_AXES = [tuple(range(n)) for n in range(64)]
 @implements(np.sum)
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     if (axis is None and dtype is None and out is None and initial is None and where is True
-            and not keepdims and isinstance(a, Tracer)):  # np.sum(x), the common call
+            and keepdims is False and isinstance(a, Tracer)):  # np.sum(x), the common call
         return ops.reduce_sum(a, axes=_ALL_AXES[len(a.shape)], keepdims=False)
     return reduction(ops.reduce_sum, a, axis, keepdims, dtype, where, initial)
 
@@ -254,6 +295,7 @@ def count_where(a, axes, keepdims, where=True, dtype="int64"):
     ``dtype`` when masked (the dtype of the sums it divides, so float32 stays float32)."""
     if where is True:
         return _count(_shape(a), axes)
+    where = where_mask(where)
     mask = ops.broadcast_to(where, shape=_shape(a)) if _shape(where) != _shape(a) else where
     return ops.reduce_sum(ops.astype(mask, dtype=np.dtype(dtype).name), axes=axes,
                           keepdims=bool(keepdims))
@@ -263,14 +305,14 @@ def count_where(a, axes, keepdims, where=True, dtype="int64"):
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if dtype is None and aval_of(a).dtype == np.float16:  # NumPy sums float16 in float32
         return astype(_mean(a, axis, np.float32, None, keepdims, where=where), np.float16)
-    if (axis is None and dtype is None and out is None and where is True and not keepdims
+    if (axis is None and dtype is None and out is None and where is True and keepdims is False
             and isinstance(a, Tracer) and aval_of(a).dtype.kind in "fc"):  # np.mean(x)
         shape = a.shape
         total = ops.reduce_sum(a, axes=_ALL_AXES[len(shape)], keepdims=False)
         return ops.divide(total, math.prod(shape))
     if dtype is None and aval_of(a).dtype.kind not in "fc":
         dtype = np.float64
-    axes = normalize_axes(axis, len(_shape(a)))
+    axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
     total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
     out = ops.divide(total, count_where(a, axes, keepdims, where, _real_of(total)))
     if dtype is not None and numpy_dtype(dtype).kind in "iu":  # NumPy's quotient is cast back
@@ -287,7 +329,7 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tr
         ddof = correction
     if dtype is None and aval_of(a).dtype.kind not in "fc":
         dtype = np.float64
-    axes = normalize_axes(axis, len(_shape(a)))
+    axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
     mu = _mean(a, axes, dtype, keepdims=True, where=where) if mean is None else mean
     dev = ops.subtract(a if dtype is None else astype(a, dtype), mu)
     sq = ops.real(ops.multiply(dev, ops.conj(dev))) if aval_of(dev).dtype.kind == "c" \
@@ -343,13 +385,14 @@ def _cumsum(a, axis=None, dtype=None, out=None):
 
 def _resolve_shape(shape, size):
     shape = index_tuple(shape)
-    if shape.count(-1) > 1:
+    unknown = sum(n < 0 for n in shape)  # NumPy reads any negative length as the unknown one
+    if unknown > 1:
         raise ValueError("can only specify one unknown dimension")
-    if -1 in shape:
-        known = math.prod(n for n in shape if n != -1)
+    if unknown:
+        known = math.prod(n for n in shape if n >= 0)
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
-        shape = tuple(size // known if n == -1 else n for n in shape)
+        shape = tuple(size // known if n < 0 else n for n in shape)
     return shape
 
 
@@ -468,7 +511,7 @@ def _squeeze(a, axis=None):
     if axis is None:
         axes = tuple(i for i, n in enumerate(shape) if n == 1)
     else:
-        axes = reduce_axes(axis, len(shape))
+        axes = reduce_axes(reduction_axis(axis), len(shape))
     return a if not axes else ops.squeeze(a, axes=axes)
 
 

@@ -31,7 +31,7 @@ from ..errors import TracingError
 from ..ops._rules import each_axis, normalize_axes, one_axis
 from ..ops.linalg import hermitian_part
 from ._einsum import einsum_subscripts
-from ._functions import astype, concrete, implements
+from ._functions import astype, concrete, implements, operand, reduction_axis
 from ._mutation import mark_array
 from ._products import _tensordot
 
@@ -140,6 +140,10 @@ def _multi_dot(arrays, *, out=None):
         arrays[0] = ops.expand_dims(arrays[0], axes=(0,))
     if last:
         arrays[-1] = ops.expand_dims(arrays[-1], axes=(1,))
+    for a in arrays:  # only the first and the last may be vectors
+        if _ndim(a) != 2:
+            raise np.linalg.LinAlgError(f"numpy.linalg.multi_dot: {_ndim(a)}-dimensional array "
+                                        "given. Array must be two-dimensional")
     result = _chain(arrays, _chain_order([_shape(a) for a in arrays]), 0, len(arrays) - 1)
     if first and last:  # a 1 x 1 product: NumPy's multi_dot returns a NumPy scalar here
         result = ops.reduce_sum(result, axes=(0, 1), keepdims=False)
@@ -268,7 +272,15 @@ def _tensorsolve(a, b, axes=None):
 @implements(np.linalg.lstsq, dynamic_only=True)
 def _lstsq(a, b, rcond=None):
     """x = pinv(a) b; the residuals' shape depends on the rank, so this is dynamic only."""
+    a, b = operand(a), operand(b)
+    for arg, ndims in ((a, (2,)), (b, (1, 2))):  # NumPy's LinAlgError, not an unpacking error
+        if _ndim(arg) not in ndims:
+            raise np.linalg.LinAlgError(f"numpy.linalg.lstsq: {_ndim(arg)}-dimensional array "
+                                        "given; a must be 2-d and b 1-d or 2-d")
     m, n = _shape(a)
+    if _shape(b)[0] != m:
+        raise np.linalg.LinAlgError(f"numpy.linalg.lstsq: incompatible dimensions: a has {m} "
+                                    f"rows, b {_shape(b)[0]}")
     cutoff = _cutoff(rcond, None, np.finfo(aval_of(_inexact(a)).dtype).eps * max(m, n))
     x = ops.matmul(ops.pinv(_inexact(a), rcond=cutoff, hermitian=False), b)
     s = ops.svdvals(_inexact(a))
@@ -309,6 +321,9 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``hermitian=True`` reads the lower triangle, as NumPy does, and factors it with the general
     SVD: the same singular values, and singular vectors equal to NumPy's up to their gauge."""
     if hermitian:  # NumPy reads the lower triangle of a Hermitian input
+        if _ndim(a) < 2 or _shape(a)[-1] != _shape(a)[-2]:
+            raise np.linalg.LinAlgError("numpy.linalg.svd(hermitian=True): last 2 dimensions "
+                                        "of the array must be square")
         a = _inexact(a)  # (the mask halving the diagonal must not round to an integer 0)
         a = hermitian_part(a, a, lower=True)
     if not compute_uv:
@@ -430,6 +445,12 @@ def _norm(x, ord=None, axis=None, keepdims=False):
         if nd not in (1, 2):
             raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
         axis = tuple(range(nd))
+    elif not isinstance(axis, tuple):  # NumPy's int(axis): 1.0 works, a list does not
+        try:
+            axis = int(axis)
+        except Exception as error:
+            raise TypeError("numpy.linalg.norm: 'axis' must be None, an integer or a tuple of "
+                            f"integers, not {type(axis).__name__}") from error
     axes = each_axis(axis, nd)  # in the given order: it says which axis is rows
     if len(axes) == 1:
         if isinstance(ord, str):
@@ -445,13 +466,12 @@ def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     nd = _ndim(x)
     if axis is None and keepdims is False:
         return _norm_of_vectors(ops.reshape(x, shape=(math.prod(_shape(x)),)), (0,), ord, False)
-    return _norm_of_vectors(x, normalize_axes(axis, nd), ord, keepdims)
+    return _norm_of_vectors(x, normalize_axes(reduction_axis(axis), nd), ord, keepdims)
 
 
 @implements(np.linalg.matrix_norm)
 def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
-    nd = _ndim(x)
-    return _norm_of_matrices(x, (nd - 2, nd - 1), ord, keepdims)
+    return _norm_of_matrices(x, each_axis((-2, -1), _ndim(x)), ord, keepdims)  # AxisError < 2-d
 
 
 @implements(np.linalg.cond)

@@ -4,6 +4,7 @@ polynomials, special functions and the ``numpy.emath`` wrappers, written with op
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -78,7 +79,11 @@ def _convolve_mode(full, n, m, mode, same_start=None):
 
 
 def _vectors(a, v, name):
-    a, v = _ravel(operand(a)), _ravel(operand(v))
+    a, v = operand(a), operand(v)
+    if max(len(_shape(a)), len(_shape(v))) > 1:  # NumPy's ValueError, never a flattened input
+        raise ValueError(f"numpy.{name}: object too deep for desired array: the inputs must be "
+                         "1-d (or scalars); use scipy.signal-style loops or np.apply_along_axis")
+    a, v = _ravel(a), _ravel(v)
     if _shape(a)[0] == 0 or _shape(v)[0] == 0:
         raise ValueError(f"numpy.{name}: inputs cannot be empty")
     return a, v
@@ -361,6 +366,12 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if int(deg) < 0:
         raise ValueError("expected deg >= 0")
     x, y = operand(x), operand(y)
+    for bad, message in ((len(_shape(x)) != 1, "expected 1D vector for x"),
+                         (_shape(x) == (0,), "expected non-empty vector for x"),
+                         (len(_shape(y)) not in (1, 2), "expected 1D or 2D array for y"),
+                         (_shape(x)[:1] != _shape(y)[:1], "expected x and y to have same length")):
+        if bad:  # NumPy's TypeErrors, in its order
+            raise TypeError(f"numpy.polyfit: {message}")
     if np.float16 in (aval_of(x).dtype, aval_of(y).dtype):  # NumPy's lstsq refuses them
         raise TypeError("numpy.polyfit: array type float16 is unsupported in linalg; convert "
                         "it with .astype(np.float32) first")
@@ -369,6 +380,10 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     rhs = y
     if w is not None:
         w = operand(w)
+        if len(_shape(w)) != 1:
+            raise TypeError("numpy.polyfit: expected a 1-d array for weights")
+        if _shape(w) != _shape(y)[:1]:
+            raise TypeError("numpy.polyfit: expected w and y to have the same length")
         lhs = ops.multiply(lhs, ops.expand_dims(w, axes=(1,)))
         rhs = ops.multiply(rhs, w if _ndim(y) == 1 else ops.expand_dims(w, axes=(1,)))
     n = _shape(x)[0]
@@ -426,7 +441,7 @@ def _vander(x, N=None, increasing=False):
     if _ndim(x) != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
     x = astype(x, np.promote_types(aval_of(x).dtype, np.int64))  # NumPy's vander dtype
-    n = _shape(x)[0] if N is None else int(N)
+    n = _shape(x)[0] if N is None else operator.index(N)  # NumPy's TypeError for 2.5
     if n == 0:
         return ops.zeros_like(x, shape=(_shape(x)[0], 0))
     cols = ops.broadcast_to(ops.expand_dims(x, axes=(1,)), shape=(_shape(x)[0], n - 1))

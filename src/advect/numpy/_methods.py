@@ -236,7 +236,9 @@ class ArrayTracer(Tracer):
 
     @property
     def imag(self):
-        return _view(self, ops.imag(self)) if self.dtype.kind == "c" else ops.zeros_like(self)
+        if self.dtype.kind == "c":
+            return _view(self, ops.imag(self))
+        return _view(self, ops.zeros_like(self), READ_ONLY)  # NumPy's are read-only zeros
 
     @property
     def device(self):
@@ -387,6 +389,11 @@ class ArrayTracer(Tracer):
 
     def __deepcopy__(self, memo):
         return owned_copy(self)
+
+    def __reduce_ex__(self, protocol):  # pickle would rebuild a tracer cut off from its trace
+        raise TracingError("a traced value cannot be pickled: pickle advect.stop_gradient(x) "
+                           "for its current value, or stage the function (advect.stage) and "
+                           "pickle the program")
 
     def __format__(self, spec):
         return format(self._concrete_for("format()"), spec) if spec else str(self)

@@ -34,12 +34,15 @@ _UNSAFE = {"sum", "prod", "max", "min", "amax", "amin", "mean", "var", "cumsum",
            "nanmedian", "median", "trace", "choose", "all", "any", "nancumsum", "nancumprod"}
 _INEXACT = {"nanmean", "nanvar", "nanstd"}  # NumPy: "If a is inexact, then out must be inexact"
 _EQUIV = {"dot", "multi_dot"}  # NumPy: "output array is not acceptable" unless the dtype matches
-_SAFE = {"argmax", "argmin", "nanargmax", "nanargmin"}
 # NumPy's take and compress decide by release (the destination's dtype casting safely to the
-# result's before 2.5, any destination from then): the running NumPy is asked
-_BACK_SAFE = {"take", "compress"}
+# result's before 2.5, any destination from then): the running NumPy is asked; so are the
+# index reductions (an int32 destination takes argmax's int64, a float64 one does not)
+_BACK_SAFE = {"take", "compress", "argmax", "argmin", "nanargmax", "nanargmin"}
 _PROBES = {"numpy.take(out=...)": lambda a, out: np.take(a, [0], out=out),
-           "numpy.compress(out=...)": lambda a, out: np.compress([True], a, out=out)}
+           "numpy.compress(out=...)": lambda a, out: np.compress([True], a, out=out),
+           **{f"numpy.{name}(out=...)": lambda a, out, name=name: getattr(np, name)(
+               np.zeros((1, 1)), axis=0, out=out)
+              for name in ("argmax", "argmin", "nanargmax", "nanargmin")}}
 _taken: dict = {}
 
 
@@ -57,6 +60,8 @@ def _numpy_takes(what: str, source, target) -> bool:
             _taken[key] = False
     return _taken[key]
 _TAKES_CASTING = {"concatenate": "same_kind", "stack": "same_kind", "einsum": "safe"}
+_OUT_OR_DTYPE = {"concatenate", "concat", "stack"}  # NumPy's TypeError when given both
+_TAKES_TUPLE = {"fix"}
 
 _KEYWORD = -1
 _positions: dict = {}
@@ -101,9 +106,14 @@ def call_with_out(func, impl, position: int, args: tuple, kwargs: dict):
         return impl(*args, **kwargs)
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     name = func.__name__
-    result = impl(*args, **kwargs)
-    if isinstance(out, tuple) and len(out) == 1:
+    if name in _OUT_OR_DTYPE and kwargs.get("dtype") is not None:
+        raise TypeError(f"numpy.{name}: give out= or dtype=, not both (out's dtype is the "
+                        "result's)")
+    if isinstance(out, tuple):  # only fix, a composite of ufuncs, takes a tuple as they do
+        if name not in _TAKES_TUPLE or len(out) != 1:
+            raise TypeError(f"numpy.{name}: out= must be an array, not a tuple")
         out = out[0]
+    result = impl(*args, **kwargs)
     return write_result(out, result, _casting(name, kwargs), f"numpy.{name}(out=...)")
 
 
@@ -114,8 +124,6 @@ def _casting(name: str, kwargs: dict) -> str:
         return "inexact"
     if name in _EQUIV:
         return "equiv"
-    if name in _SAFE:
-        return "safe"
     if name in _BACK_SAFE:
         return "back_safe"
     return kwargs.get("casting", _TAKES_CASTING.get(name, "same_kind"))

@@ -7,6 +7,7 @@ computed with NumPy on ``arange`` and applied as one gather.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -144,7 +145,7 @@ def _array_split(ary, indices_or_sections, axis=0):
         bounds = [0, *indices_or_sections, n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        lo, hi, _ = slice(int(lo), int(hi)).indices(n)
+        lo, hi, _ = slice(operator.index(lo), operator.index(hi)).indices(n)  # 1.0: TypeError
         if isinstance(ary, Tracer):  # a basic index: the piece is a view, as NumPy's
             out.append(getitem(ary, (slice(None),) * axis + (slice(lo, max(lo, hi)),)))
         else:
@@ -167,7 +168,7 @@ def _split(ary, indices_or_sections, axis=0):
     sections = _sections(indices_or_sections)
     if sections is not None:
         n = _shape(operand(ary))[one_axis(axis, _ndim(ary))]
-        if n % sections:
+        if n % indices_or_sections:  # NumPy's test, before int(): 1.5 sections of 2 fail
             raise ValueError("array split does not result in an equal division")
     return _array_split(ary, indices_or_sections, axis)
 
@@ -225,8 +226,10 @@ def _repeat(a, repeats, axis=None):
         a, axis = _ravel(a), 0 if axis is None else axis
     axis = one_axis(axis, _ndim(a))
     n = _shape(a)[axis]
-    reps = concrete(repeats, "np.repeat with traced repeats (its output shape depends on data)")
-    return take_axis(a, np.repeat(np.arange(n), reps), axis)
+    if isinstance(repeats, Tracer):  # others as given: NumPy casts a Python float 2.0 weakly
+        repeats = concrete(repeats, "np.repeat with traced repeats (its output shape depends "
+                           "on data)")
+    return take_axis(a, np.repeat(np.arange(n), repeats), axis)
 
 
 @implements(np.resize)
@@ -384,6 +387,9 @@ def _insert(arr, obj, values, axis=None):
     obj = concrete(obj, "np.insert with traced positions")
     if obj.size == 0 and obj.ndim:  # no positions: NumPy returns a copy
         obj = obj.astype(np.intp)
+    if obj.dtype.kind in "fc":  # NumPy's TypeError, never a truncated position
+        raise TypeError("numpy.insert: slice indices must be integers or None or have an "
+                        f"__index__ method, not {obj.dtype}")
     values = operand(values)
     values = astype(values, aval_of(arr).dtype)
     if obj.size == 1:  # NumPy inserts the values whole at one position: ``ndmin`` leading

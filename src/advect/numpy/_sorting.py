@@ -149,6 +149,8 @@ def _digitize(x, bins, right=False):
 
 @implements(np.isin, nondiff=True)
 def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"numpy.isin: invalid kind {kind!r}; use None, 'sort' or 'table'")
     element, test = operand(element), _ravel(operand(test_elements))
     m = _shape(test)[0]
     if m == 0:

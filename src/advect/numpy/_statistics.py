@@ -33,6 +33,7 @@ from ._functions import (
     operand,
     reduction,
     slice_along,
+    where_mask,
 )
 from ._shaping import _atleast_2d
 
@@ -320,7 +321,7 @@ def _logical(op, a, axis, keepdims, where, fill):
     a = operand(a)
     a = a if _kind(a) == "b" else ops.not_equal(a, 0)
     if where is not True:
-        a = ops.where(where, a, fill)
+        a = ops.where(where_mask(where), a, fill)
     axes = reduce_axes(axis, _ndim(a))
     empty = any(_shape(a)[d] == 0 for d in axes)  # all() of nothing is True, any() False
     return reduction(op, a, axis, keepdims, initial=fill if empty else None)
