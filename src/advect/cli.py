@@ -100,7 +100,9 @@ def _load(path: str, modules: Sequence[str]) -> tuple[StagedProgram, dict]:
         payload = json.loads(file.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise CommandError(f"{path}: not a saved program (not UTF-8 text)") from None
-    except json.JSONDecodeError as exc:
+    except RecursionError:
+        raise CommandError(f"{path}: not a saved program (JSON nested too deeply)") from None
+    except ValueError as exc:  # invalid JSON, or an int literal of thousands of digits
         raise CommandError(f"{path}: not a saved program (invalid JSON: {exc})") from None
     try:
         return StagedProgram.from_dict(payload), payload
@@ -152,7 +154,7 @@ def _dot(args) -> None:
         sys.stdout.write(text)
     else:
         try:
-            Path(args.output).write_text(text, encoding="utf-8")
+            Path(args.output).write_text(text, encoding="utf-8", errors="backslashreplace")
         except OSError as exc:
             raise CommandError(f"-o {args.output}: cannot write ({exc.strerror or exc})"
                                ) from None
@@ -215,6 +217,12 @@ def _run(args) -> None:
     arrays = _read_inputs(args.inputs)
     names = leaf_names(program.signature)
     known = [n for n, s in names if isinstance(s, ArraySpec)]
+    twice = sorted({n for n in known if known.count(n) > 1}) if len(set(known)) < len(known) \
+        else []
+    if twice:  # a dict key with a dot: {"a.b": x} and {"a": {"b": y}} are both `arg0.a.b`
+        raise CommandError(f"the input name {twice[0]!r} stands for several leaves (a dict key "
+                           "holds a dot), so they cannot be given separately here; call the "
+                           "program from Python")
     unknown = sorted(set(arrays) - set(known))
     if unknown:  # before the missing ones: `arg1=FILE.npy` for a container is named as such
         raise CommandError(f"unknown input {unknown[0]!r}; the program's inputs are: "
@@ -306,6 +314,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exit_:  # usage errors and --help: the status, as from the shell
         return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    # a saved name or dict key may hold a lone surrogate ("\\ud800" in the JSON text), which
+    # strict UTF-8 output cannot encode: such characters are written escaped instead
+    stdout = sys.stdout
+    errors = getattr(stdout, "errors", None)
+    escape = errors in ("strict", "surrogateescape") and hasattr(stdout, "reconfigure")
+    if escape:
+        stdout.reconfigure(errors="backslashreplace")
     try:
         args.handler(args)
     except CommandError as exc:
@@ -313,4 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.status
     except BrokenPipeError:  # `advect inspect p.json | head`
         return 0
+    finally:
+        if escape:
+            stdout.reconfigure(errors=errors)
     return 0

@@ -400,9 +400,11 @@ def _code_leaves(code, depth: int = 0) -> int | None:
 
 
 def _static_ok(v, depth: int = 0) -> bool:
-    if v is None or type(v) in (bool, float, str) or _int(v):
+    # ints beyond int64 too: staging takes Python ints for the primitive's own Python rules
+    # (bounded, so that a listing or an error message can write one as text)
+    if v is None or type(v) in (bool, float, str) or (type(v) is int and v.bit_length() <= 8192):
         return True
-    return type(v) is tuple and depth < 16 and all(_static_ok(x, depth + 1) for x in v)
+    return type(v) is tuple and depth < 64 and all(_static_ok(x, depth + 1) for x in v)
 
 
 def _primitive_attrs(handle, op, avals, attrs):

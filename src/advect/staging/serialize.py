@@ -63,20 +63,29 @@ def _version() -> str:
 
 # --- values: static values, attrs, literals ------------------------------------------------------
 
-def _encode(value, where: str, tag_tuples: bool = True):
+def _too_deep(where: str) -> TypeError:  # what _decode and _decode_tree would refuse
+    return TypeError(f"to_dict: {where} is nested more than 64 levels deep, which a saved "
+                     "program cannot hold")
+
+
+def _encode(value, where: str, tag_tuples: bool = True, depth: int = 0):
+    if depth > 64:
+        raise _too_deep(where)
     if value is None or type(value) in (bool, str, int):
         return value
     if type(value) is float:
         return value if math.isfinite(value) else {"float": repr(value)}
     if type(value) is complex:
-        return {"complex": [_encode(value.real, where), _encode(value.imag, where)]}
+        return {"complex": [_encode(value.real, where, depth=depth + 1),
+                            _encode(value.imag, where, depth=depth + 1)]}
     if type(value) is tuple:
-        items = [_encode(v, where, tag_tuples) for v in value]
+        items = [_encode(v, where, tag_tuples, depth + 1) for v in value]
         return {"tuple": items} if tag_tuples else items
     if type(value) is list:
-        return [_encode(v, where, tag_tuples) for v in value]
+        return [_encode(v, where, tag_tuples, depth + 1) for v in value]
     if type(value) is dict and all(type(k) is str for k in value):
-        return {"dict": [[k, _encode(v, where, tag_tuples)] for k, v in value.items()]}
+        return {"dict": [[k, _encode(v, where, tag_tuples, depth + 1)]
+                         for k, v in value.items()]}
     raise TypeError(f"to_dict: {where} holds a {type(value).__name__} ({value!r}), which the "
                     "saved format cannot represent; use None, bool, int, float, complex, str, "
                     "or tuples, lists and str-keyed dicts of them")
@@ -109,11 +118,14 @@ def _decode(data, where: str, lists_are_tuples: bool = False, depth: int = 0):
 
 # --- trees of specs -------------------------------------------------------------------------------
 
-def _encode_tree(treedef: TreeDef, leaves: list, encode_leaf, where: str):
+def _encode_tree(treedef: TreeDef, leaves: list, encode_leaf, where: str, depth: int = 0):
+    if depth > 64:
+        raise _too_deep(where)
     kind = treedef.kind
     if kind is None:
         return encode_leaf(leaves.pop(0))
-    children = [_encode_tree(c, leaves, encode_leaf, where) for c in treedef.children]
+    children = [_encode_tree(c, leaves, encode_leaf, where, depth + 1)
+                for c in treedef.children]
     if kind is tuple or kind is list:
         return {kind.__name__: children}
     if kind is dict:
@@ -132,11 +144,13 @@ def _encode_tree(treedef: TreeDef, leaves: list, encode_leaf, where: str):
         return {"namedtuple": {"name": kind.__name__, "fields": list(kind._fields),
                                "items": children}}
     if kind is Static:
-        return {"static_node": _encode(treedef.aux.value, f"{where}: a static(...) value")}
+        return {"static_node": _encode(treedef.aux.value, f"{where}: a static(...) value",
+                                       depth=depth + 1)}
     saved = SAVED_NODES.get(kind)
     if saved is not None:
         return {"node": {"name": saved.name, "items": children,
-                         "aux": _encode(saved.encode(treedef.aux), f"{where}: {saved.name}")}}
+                         "aux": _encode(saved.encode(treedef.aux), f"{where}: {saved.name}",
+                                        depth=depth + 1)}}
     raise TypeError(f"to_dict: {where} contains a {kind.__name__} container; saved programs "
                     "hold only tuples, lists, dicts, namedtuples, None, static(...) values and "
                     "nodes registered with advect.pytree.register_saved_node")
@@ -206,6 +220,20 @@ def _namedtuple_table(treedefs: list[TreeDef]) -> list:
             if len(places) == 1 and is_dotted(module) and is_dotted(qualname)]
 
 
+def saved_node_modules(treedefs: list[TreeDef]) -> set[str]:
+    """The modules that registered the saved nodes the trees hold (``advect.xarray``), for
+    unpickling to import before loading (as pickle would import the classes themselves)."""
+    found, stack = set(), list(treedefs)
+    while stack:
+        treedef = stack.pop()
+        stack.extend(treedef.children)
+        saved = SAVED_NODES.get(treedef.kind)
+        module = getattr(saved.encode, "__module__", None) if saved is not None else None
+        if is_dotted(module):
+            found.add(module)
+    return found
+
+
 def _namedtuple_classes(table) -> dict:
     """``(name, fields) -> class`` for the table's classes that are defined in this process."""
     _expect(table, list, "namedtuples")
@@ -259,6 +287,9 @@ def _decode_tree(data, decode_leaf, where: str, depth: int = 0, classes: dict | 
             for pair in body:
                 if type(pair) is not list or len(pair) != 2 or type(pair[0]) not in (str, int):
                     raise PayloadError(f"{where}: dict entries must be [key, tree] pairs")
+                if pair[0] in out or (out and type(pair[0]) is not type(next(iter(out)))):
+                    raise PayloadError(f"{where}: dict keys must be distinct and all str or "
+                                       f"all int (a pytree sorts them); {show(pair[0])} is not")
                 out[pair[0]] = _decode_tree(pair[1], decode_leaf, f"{where}[{pair[0]!r}]",
                                             depth + 1, classes)
             return out
@@ -288,7 +319,8 @@ def _decode_spec(data: dict, where: str):
     if set(data) == {"static"}:
         return StaticSpec(_decode(data["static"], where))
     if "weak" in data:
-        if set(data) - {"weak", "device"} or data["weak"] not in _WEAK_DTYPE:
+        if set(data) - {"weak", "device"} or type(data["weak"]) is not str or (
+                data["weak"] not in _WEAK_DTYPE):
             raise PayloadError(f"{where}: a weak scalar spec is {{'weak': 'bool'|'int'|'float'|"
                                "'complex'}")
         return ArraySpec((), _WEAK_DTYPE[data["weak"]], weak=True,
@@ -330,7 +362,7 @@ def _shape(data, where: str) -> tuple[int, ...]:
 
 
 def _dtype(name, where: str) -> np.dtype:
-    if name not in _DTYPE_NAMES:
+    if type(name) is not str or name not in _DTYPE_NAMES:
         raise PayloadError(f"{where}.dtype: {show(name)} is not a staged dtype")
     return np.dtype(name)
 
@@ -529,7 +561,9 @@ def _constant(data, where: str):
     return array, origin
 
 
-def _load_operand(graph: Graph, x, where: str):
+def _load_operand(graph: Graph, x, where: str, wide: bool = False):
+    # wide: a node's operand, whose int literal may lie beyond int64 (``x * 2**70``, with x
+    # a float array; see _wide_literals); graph outputs hold int64 literals only
     if type(x) is int:
         if not 0 <= x < len(graph.avals):
             raise PayloadError(f"{where}: value {x} is not defined before its use")
@@ -538,7 +572,8 @@ def _load_operand(graph: Graph, x, where: str):
         (kind, body), = x.items()
         value = _decode(body, where)
         if kind in ("bool", "int", "float", "complex") and type(value).__name__ == kind and (
-                kind != "int" or INT64[0] <= value <= INT64[1]):
+                kind != "int" or INT64[0] <= value <= INT64[1]
+                or (wide and value.bit_length() <= 1024)):
             return Literal(value)
     raise PayloadError(f"{where}: expected a value id or a literal like {{'float': 2.0}}, got "
                        f"{show(x)}")
@@ -555,7 +590,7 @@ def _node(graph: Graph, entry, where: str) -> Node:
         raise UnregisteredOpError(
             f"{where}: operation {name[:80]!r} is not registered; import or register the "
             "custom primitive of that name (with a matching implementation) before loading")
-    inputs = tuple(_load_operand(graph, x, f"{where}.inputs[{i}]")
+    inputs = tuple(_load_operand(graph, x, f"{where}.inputs[{i}]", wide=True)
                    for i, x in enumerate(_expect(entry[1], list, f"{where}.inputs")))
     attrs = entry[2] if len(entry) == 3 else {}
     _expect(attrs, dict, f"{where}.attrs")
@@ -573,9 +608,22 @@ def _node(graph: Graph, entry, where: str) -> Node:
     outs = out if op.multiple_results else (out,)
     if type(outs) is not tuple or not all(isinstance(a, Aval) for a in outs):
         raise PayloadError(f"{where}: {name} has no valid abstract value for these operands")
+    _wide_literals(inputs, avals, outs, where)
     for i, aval in enumerate(outs):
         check_aval(aval, f"{where}: output {i} of {name}")
     return Node(op, inputs, attrs, tuple(graph.new_value(a) for a in outs))
+
+
+def _wide_literals(inputs: tuple, avals: list, outs: tuple, where: str) -> None:
+    """An int literal beyond int64 is one NumPy converts to a float: only in a node whose
+    outputs, or whose array operands, are all floating-point or complex."""
+    if not any(type(x) is Literal and type(x.value) is int and not INT64[0] <= x.value <= INT64[1]
+               for x in inputs):
+        return
+    arrays = [a.dtype.kind for x, a in zip(inputs, avals) if type(x) is not Literal]
+    if not (all(a.dtype.kind in "fc" for a in outs) or all(k in "fc" for k in arrays)):
+        raise PayloadError(f"{where}: an int literal beyond int64 fits only an operation on "
+                           "floating-point or complex arrays")
 
 
 def _report(data) -> OptimizationReport:
