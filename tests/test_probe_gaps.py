@@ -117,3 +117,21 @@ def test_hvp_of_an_integer_input_is_zeros_of_its_dtype():
 def test_hessian_of_a_complex_input_says_so():
     with pytest.raises(ValueError, match="hessian needs real inputs"):
         ad.hessian(lambda z: np.sum(np.abs(z) ** 2))(np.ones(2) + 1j)
+
+
+def test_signature_hands_out_copies_of_static_values():
+    program = ad.stage(lambda x, k: x * len(k), X, ad.StaticSpec([1, 2]))
+    program.signature[0][1].value.append(9)  # the caller's copy
+    assert program.signature[0][1] == ad.StaticSpec([1, 2])
+    np.testing.assert_array_equal(program(X, [1, 2]), 2 * X)
+
+
+def test_python_int_outputs_beyond_int64_are_returned_and_saved():
+    import json
+
+    f = lambda x: (x, 2 ** 70, -2 ** 65)  # noqa: E731
+    program = ad.stage(f, X)
+    restored = ad.StagedProgram.from_dict(json.loads(json.dumps(program.to_dict())))
+    for p in (program, restored):
+        _, big, small = p(X)
+        assert (type(big), big, type(small), small) == (int, 2 ** 70, int, -2 ** 65)

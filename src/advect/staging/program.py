@@ -235,8 +235,13 @@ class StagedProgram:
     # --- what it is ------------------------------------------------------------------------
     @property
     def signature(self) -> tuple[tuple, dict]:
-        """``((positional specs...), {keyword: spec})``."""
-        return self._pos_specs, dict(self._kw_specs)
+        """``((positional specs...), {keyword: spec})``. Static values are copies: changing
+        one never changes the program's contract."""
+        leaves, treedef = tree_flatten((self._pos_specs, self._kw_specs), is_leaf=is_spec)
+        if not any(isinstance(s, StaticSpec) for s in leaves):
+            return self._pos_specs, dict(self._kw_specs)
+        return tree_unflatten(treedef, [StaticSpec(_static_copy(s)) if isinstance(
+            s, StaticSpec) else s for s in leaves])
 
     @property
     def array_api_version(self) -> str:
@@ -349,6 +354,8 @@ def _output_tracer(out: Tracer, array: bool, fresh: bool) -> Tracer:
 
 
 def _to_python(value):
+    if type(value) in (bool, int, float, complex):  # a literal output (2**70 too): Python's
+        return value
     return PYTHON_SCALAR[np.asarray(value).dtype.kind](value)
 
 

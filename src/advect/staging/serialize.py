@@ -524,7 +524,7 @@ def _graph(in_avals: list, data: dict) -> Graph:
         graph.add_constant(*_constant(const, f"graph.constants[{i}]"))
     for k, entry in enumerate(_expect(data["nodes"], list, "graph.nodes")):
         graph.nodes.append(_node(graph, entry, f"graph.nodes[{k}]"))
-    graph.outputs = [_load_operand(graph, x, f"graph.outputs[{i}]")
+    graph.outputs = [_load_operand(graph, x, f"graph.outputs[{i}]", wide=True)  # 2**70 too
                      for i, x in enumerate(_expect(data["outputs"], list, "graph.outputs"))]
     validate(graph, PayloadError)
     return graph
@@ -562,8 +562,8 @@ def _constant(data, where: str):
 
 
 def _load_operand(graph: Graph, x, where: str, wide: bool = False):
-    # wide: a node's operand, whose int literal may lie beyond int64 (``x * 2**70``, with x
-    # a float array; see _wide_literals); graph outputs hold int64 literals only
+    # wide: an int literal may lie beyond int64: a node's operand (``x * 2**70``, with x a
+    # float array; see _wide_literals) or an output (a Python int returned as it is)
     if type(x) is int:
         if not 0 <= x < len(graph.avals):
             raise PayloadError(f"{where}: value {x} is not defined before its use")
