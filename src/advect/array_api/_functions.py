@@ -27,7 +27,7 @@ from ..providers import numpy_dtype, same_device
 from ._namespace import traced
 from ._tables import translates
 
-__all__ = ["shape_of", "cast", "ravel", "check_device", "axis_of", "iota"]
+__all__ = ["shape_of", "cast", "ravel", "check_device", "check_integer", "axis_of", "iota"]
 
 
 def shape_of(x) -> tuple[int, ...]:
@@ -174,7 +174,13 @@ def _meshgrid(ctx, *arrays, indexing="xy"):
         view = [1] * len(arrays)
         view[axis] = sizes[axis]
         out.append(_broadcast(_reshape_to(a, view), tuple(sizes)))
-    return out
+    return _sequence(ctx, out)
+
+
+def _sequence(ctx, arrays: list):
+    """meshgrid's and broadcast_arrays' result: a list up to revision 2024.12, a tuple from
+    2025.12 on (as the standard, and array-api-strict, give them)."""
+    return arrays if ctx.revision < "2025.12" else tuple(arrays)
 
 
 def _linspace_dtype(ctx, start, stop) -> np.dtype:
@@ -249,7 +255,7 @@ def _broadcast(x, shape):
 @translates("broadcast_arrays")
 def _broadcast_arrays(ctx, *arrays):
     shape = broadcast_shapes(*(shape_of(a) for a in arrays))
-    return [_broadcast(a, shape) for a in arrays]
+    return _sequence(ctx, [_broadcast(a, shape) for a in arrays])
 
 
 @translates("broadcast_to")
@@ -343,6 +349,8 @@ def _repeat(ctx, x, repeats, /, *, axis=None):
     x, axis = (ravel(x), 0) if axis is None else as_1d(x, axis)
     axis = axis_of(axis, len(shape_of(x)))
     n = shape_of(x)[axis]
+    if hasattr(repeats, "dtype") and numpy_dtype(repeats.dtype).kind not in "iu":
+        raise TypeError(f"repeat: repeats must have an integer dtype, got {repeats.dtype}")
     if isinstance(repeats, Tracer):  # counts decide the shape: read them (dynamic only)
         repeats = [int(r) for r in np.asarray(repeats._concrete()).reshape(-1)]
     elif hasattr(repeats, "shape"):
@@ -385,10 +393,18 @@ def _take(ctx, x, indices, /, *, axis=None):
         axis = 0
     if len(shape_of(indices)) != 1:
         raise ValueError(f"take: indices must be one-dimensional, got shape {shape_of(indices)}")
+    check_integer(indices, "take", "indices")
     x, axis = as_1d(x, axis)
     axis = axis_of(axis, len(shape_of(x)))
     indices = _wrap_negative(indices, shape_of(x)[axis])
     return ops.gather(x, indices, index=((None, None, None),) * axis + ("array",))
+
+
+def check_integer(indices, where: str, name: str) -> None:
+    """Indices have an integer dtype: the standard's rule, and a TypeError where the provider
+    (array-api-strict, NumPy) refuses others."""
+    if aval_of(indices).dtype.kind not in "iu":
+        raise TypeError(f"{where}: {name} must have an integer dtype, got {aval_of(indices).dtype}")
 
 
 def _wrap_negative(indices, n):

@@ -88,6 +88,11 @@ def _outer(ctx, x1, x2, /):
 def _cross(ctx, x1, x2, /, *, axis=-1):
     ndim = max(len(shape_of(x1)), len(shape_of(x2)))
     axis = _vector_axis(ctx, "cross", axis, ndim)
+    for x in (x1, x2):
+        shape = shape_of(x)
+        if len(shape) < ndim - axis or shape[axis - ndim] != 3:
+            raise ValueError(f"cross: the vectors must have 3 elements along axis {axis - ndim}, "
+                             f"got shape {shape}")
 
     def part(x, i):
         lead = ((None, None, None),) * (axis - ndim + len(shape_of(x)))
@@ -103,6 +108,8 @@ def _cross(ctx, x1, x2, /, *, axis=-1):
 
 def diagonal(ctx, x, offset):
     shape = shape_of(x)
+    if len(shape) < 2:
+        raise ValueError("diagonal: x must have at least 2 dimensions")
     m, n = shape[-2], shape[-1]
     length = max(0, min(m, n - offset) if offset >= 0 else min(m + offset, n))
     device = aval_of(x).device
@@ -120,9 +127,11 @@ def _diagonal(ctx, x, /, *, offset=0):
 @translates("linalg.trace")
 def _trace(ctx, x, /, *, offset=0, dtype=None):
     d = diagonal(ctx, x, int(offset))
-    if dtype is not None:
-        d = cast(d, numpy_dtype(dtype))
-    return ops.reduce_sum(d, axes=(len(shape_of(d)) - 1,), keepdims=False)
+    if dtype is None:
+        return ops.reduce_sum(d, axes=(len(shape_of(d)) - 1,), keepdims=False)
+    d = cast(d, numpy_dtype(dtype))  # and the sum in it: small integers accumulate in 64 bits
+    total = ops.reduce_sum(d, axes=(len(shape_of(d)) - 1,), keepdims=False)
+    return cast(total, aval_of(d).dtype)
 
 
 # --- norms -----------------------------------------------------------------------------------
@@ -256,7 +265,10 @@ def _matrix_rank(ctx, x, /, *, rtol=None):
         x = cast(x, numpy_dtype(ctx.xp.asarray(0.0).dtype))
     s = op_named("svdvals")(x)
     last = len(shape_of(s)) - 1
-    tol = ops.multiply(ops.reduce_max(s, axes=(last,), keepdims=True), _default_rtol(x, rtol))
+    rtol = _default_rtol(x, rtol)
+    if hasattr(rtol, "shape"):  # one tolerance per matrix: shape(x)[:-2]
+        rtol = ops.expand_dims(rtol, axes=(len(shape_of(rtol)),))
+    tol = ops.multiply(ops.reduce_max(s, axes=(last,), keepdims=True), rtol)
     hits = ops.astype(ops.greater(s, tol), dtype="int64")
     return ops.reduce_sum(hits, axes=(last,), keepdims=False)
 

@@ -17,7 +17,7 @@ from ..dtypes import aval_of
 from ..errors import TracingError
 from ..ops._rules import normalize_axes, reduce_axes, scalar_axis
 from ..providers import numpy_dtype
-from ._functions import as_1d, axis_of, cast, ravel, shape_of, take_along_axis
+from ._functions import as_1d, axis_of, cast, check_integer, ravel, shape_of, take_along_axis
 from ._tables import op_named, translates
 
 __all__ = ["variance", "argsort", "concrete", "UniqueAllResult", "UniqueCountsResult",
@@ -29,9 +29,13 @@ UniqueInverseResult = namedtuple("UniqueInverseResult", "values inverse_indices"
 
 
 def _reduce(op, x, axis, keepdims, dtype=None):
-    if dtype is not None:
-        x = cast(x, numpy_dtype(dtype))
-    return op(x, axes=reduce_axes(axis, len(shape_of(x))), keepdims=bool(keepdims))
+    if dtype is None:
+        return op(x, axes=reduce_axes(axis, len(shape_of(x))), keepdims=bool(keepdims))
+    # the op accumulates small integers in 64 bits; ``dtype`` names the result's dtype too
+    # (int8 sums wrap as the provider's do: the low bits of the wide sum)
+    dtype = numpy_dtype(dtype)
+    x = cast(x, dtype)
+    return cast(op(x, axes=reduce_axes(axis, len(shape_of(x))), keepdims=bool(keepdims)), dtype)
 
 
 def _accumulator(ctx, x, dtype):
@@ -108,6 +112,8 @@ def _cumulative(op_name, ctx, x, axis, dtype, include_initial, initial):
     if dtype is not None:
         x = cast(x, numpy_dtype(dtype))
     out = op_named(op_name)(x, axis=axis)
+    if dtype is not None:  # the op's small integers accumulate in 64 bits, as in _reduce
+        out = cast(out, numpy_dtype(dtype))
     if include_initial:
         shape = list(shape_of(out))
         shape[axis] = 1
@@ -173,6 +179,7 @@ def _where(ctx, condition, x1, x2, /):
 @translates("searchsorted", needs=("searchsorted",))
 def _searchsorted(ctx, x1, x2, /, *, side="left", sorter=None):
     if sorter is not None:
+        check_integer(sorter, "searchsorted", "sorter")
         x1 = ops.gather(x1, sorter, index=("array",))
     return op_named("searchsorted")(x1, x2, side=side)
 

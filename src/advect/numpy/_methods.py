@@ -114,6 +114,8 @@ _PYTHON_SCALARS = (bool, int, float, complex)
 def _inplace(name):
     def method(self, other):
         new = getattr(self, name)(other)
+        if isinstance(new, Tracer) and new.dtype != self.dtype and not self._weak():
+            _refuse_inplace(self, f"{name[:2]}i{name[2:]}", other)
         if not self.shape and (self._mut is None or self._mut is INPUT and self._weak()):
             # NumPy gives a 0-d result (np.sum(x), np.sin(x[0]), y[0]) as an immutable
             # scalar, so ``v += 1`` rebinds v and leaves its aliases (``w = v``) alone, as it
@@ -121,6 +123,15 @@ def _inplace(name):
             return new
         return assign_inplace(self, new, f"{name[:2]}i{name[2:]}")
     return method
+
+
+def _refuse_inplace(x, name, other):
+    """``x op= other`` that changes x's dtype: the standard keeps x's dtype, so a provider
+    other than NumPy decides, as it does eagerly (array-api-strict refuses, PyTorch casts)."""
+    from ..providers import provider_of
+    if provider_of(x) is not np:
+        from ..array_api._probes import refuse_inplace_as_provider
+        refuse_inplace_as_provider(x, name, other)
 
 
 def _view(x, out, kind=None, copy=None):
