@@ -133,6 +133,16 @@ def _annotate(error: BaseException, stack: list, where: str) -> None:
         pass
 
 
+def _eager(op, args, attrs):
+    """``op`` on concrete ``args``, as ``core.bind`` computes it without a trace: Python
+    scalars in give a (weak) Python scalar out, as NEP 50 says."""
+    out = op.impl(namespace_of(args), *args, **attrs)
+    if isinstance(out, np.generic) and not op.strong and all(
+            type(a) in core._PYTHON_SCALARS for a in args):
+        return out.item()
+    return out
+
+
 class _Hooks:
     """What ``core.bind`` and ``reverse.backward`` call while any debug context is active."""
 
@@ -140,8 +150,7 @@ class _Hooks:
     def bind(op, trace, args, attrs):
         state = _state
         if not state.numerics:  # debugging in another thread only
-            return op.impl(namespace_of(args), *args, **attrs) if trace is None else \
-                trace.process(op, args, attrs)
+            return _eager(op, args, attrs) if trace is None else trace.process(op, args, attrs)
         stack = state.stack
         user_level = not stack or not sys._getframe(2).f_code.co_filename.startswith(_INTERNAL)
         if user_level:
@@ -150,8 +159,7 @@ class _Hooks:
             _, name, where = stack[-1]
         stack.append((op.name, name, where))
         try:
-            out = op.impl(namespace_of(args), *args, **attrs) if trace is None else \
-                trace.process(op, args, attrs)
+            out = _eager(op, args, attrs) if trace is None else trace.process(op, args, attrs)
         except Exception as e:
             _annotate(e, stack, where)
             raise

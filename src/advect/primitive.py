@@ -392,7 +392,7 @@ class Primitive:
             holder.close()
         return out.output
 
-    def _tape_residual(self, fallback: bool) -> dict | None:
+    def _tape_residual(self, fallback: bool, primals) -> dict | None:
         """The ``residual`` attr for a linear-map equation on the tape; ``None`` when there is
         no residual to hold (a staged derivative) and ``fallback`` allows transposing the JVP
         rule instead."""
@@ -400,6 +400,19 @@ class Primitive:
             return {}
         stack = frame_stack()
         holder = stack[-1][0] if stack and stack[-1][1] is self else None
+        if holder is not None and any(isinstance(p, Tracer) for p in primals):
+            # the primals belong to an outer transform too (a Hessian, a JVP of a gradient):
+            # the residual is a plain value computed from their concrete values, so outer
+            # transforms could not differentiate through it; the transpose rule would give them
+            # a cotangent with the residual's dependence on the primals silently dropped
+            if fallback:
+                return None
+            raise TracingError(
+                f"primitive {self.name!r} has residual=True and only a transpose rule, and it "
+                "is differentiated inside another transform (a Hessian, a gradient of a "
+                "gradient): the outer transform cannot differentiate through the residual, a "
+                "plain value. Give the primitive a JVP rule, which nested reverse mode "
+                "transposes instead")
         if holder is None:
             if fallback:
                 return None
@@ -446,7 +459,7 @@ class Primitive:
                                  "in reverse mode only; define a JVP rule with "
                                  f"@{self._label}.def_jvp to use it in forward mode",
                                  op=self.name)
-            residual = self._tape_residual(fallback=self._jvp is not None)
+            residual = self._tape_residual(self._jvp is not None, primals)
             if residual is not None:
                 slots = tuple(i for i, t in enumerate(tangents) if t is not None)
                 result = bind(self.linear_map, *primals, *out, *(tangents[i] for i in slots),

@@ -280,27 +280,44 @@ def _wrap(trace, value, tangent):
         else value
 
 
+def _captures(trace, leaves) -> bool:
+    """Whether a block's output ``leaves`` hold a value of ``trace`` (or of a trace inside it)
+    that did not come in through the block's arguments."""
+    return any(isinstance(leaf, Tracer) and leaf._trace.level >= trace.level for leaf in leaves)
+
+
 def _check_captured(trace, leaves, where):
-    for leaf in leaves:
-        if isinstance(leaf, Tracer) and leaf._trace.level >= trace.level:
-            raise TracingError(
-                f"{where}: the block uses a traced value that is not one of its arguments, so "
-                "its derivative cannot be recomputed; pass that value to the checkpointed "
-                "function as an argument")
+    if _captures(trace, leaves):
+        raise TracingError(
+            f"{where}: the block uses a traced value that is not one of its arguments, so "
+            "its derivative cannot be recomputed; pass that value to the checkpointed "
+            "function as an argument")
 
 
-def _call(fun: Callable, args: list, generators: tuple):
+def _call(fun: Callable, args: list, generators: tuple, outer: bool = False):
     """``fun(*args)`` with array ``args``, checkpointed against the innermost trace among them;
-    ``generators`` are the random generators the block may draw from."""
+    ``generators`` are the random generators the block may draw from. ``outer``: the call
+    checkpoints the block against the traces around an inner transform's block (see
+    ``_linearized``)."""
     trace = innermost_trace(args)
     if type(trace) is not JVPTrace:  # no transform, or staging: there is no tape to spare
         return fun(*args)
     primals, tangents = split(trace, args)
     if any(type(t) is LinearTracer for t in tangents):
-        return _linearized(trace, fun, args, primals, tangents, generators)
+        return _linearized(trace, fun, args, primals, tangents, generators, outer)
     if not any(isinstance(v, Tracer) for v in (*primals, *tangents)):
         return fun(*args)  # plain forward mode: nothing is recorded anywhere
-    return _forward(trace, fun, args, primals, tangents, generators)
+    return _forward(trace, fun, args, primals, tangents, generators, outer)
+
+
+def _inline(fun: Callable, args: list, generators: tuple, before: list):
+    """``fun(*args)`` run again as it is, its random draws those of its first run: a block an
+    inner transform checkpoints may use a value of an outer trace that is not one of its
+    arguments (a constant to the inner transform); against that outer trace the block is then
+    not a function of its arguments alone, so it is recorded there op by op."""
+    for g, saved in _draws(generators, before):
+        _set_rng_state(g, saved)
+    return fun(*args)
 
 
 def _source(leaf, inputs) -> tuple[int | None, bool]:
@@ -351,7 +368,7 @@ def _outputs(trace, args, inputs, leaves, out_tangents) -> list:
     return outs
 
 
-def _linearized(trace, fun, args, primals, tangents, generators):
+def _linearized(trace, fun, args, primals, tangents, generators, outer=False):
     """Reverse mode: the primal without a tape, then one ``checkpoint_jvp`` equation."""
     before = [_rng_state(g) for g in generators]
     levels = state.visible_levels()
@@ -363,14 +380,16 @@ def _linearized(trace, fun, args, primals, tangents, generators):
             out_def, outs, _ = jvp_flat(fun, inputs, [None] * len(inputs))
             out = tree_unflatten(out_def, outs)
         else:
-            out = _call(fun, inputs, generators)
+            out = _call(fun, inputs, generators, outer=True)
     except ValueError as e:
         if "read-only" in str(e):
             e.add_note("advect.checkpoint: a checkpointed block must not write into its inputs "
                        "(the recomputation reads them); copy the input first (x = x.copy())")
         raise
-    draws = _draws(generators, before)
     leaves, treedef = tree_flatten(out)
+    if outer and _captures(trace, leaves):
+        return _inline(fun, args, generators, before)
+    draws = _draws(generators, before)
     _check_captured(trace, leaves, "checkpoint")
     diff_in = tuple(i for i, t in enumerate(tangents) if t is not None)
     diff_out = tuple(j for j, o in enumerate(leaves) if _inexact(o))
@@ -385,7 +404,7 @@ def _linearized(trace, fun, args, primals, tangents, generators):
     return tree_unflatten(treedef, _outputs(trace, args, inputs, leaves, out_tangents))
 
 
-def _forward(trace, fun, args, primals, tangents, generators):
+def _forward(trace, fun, args, primals, tangents, generators, outer=False):
     """Forward mode over outer traces: the block's JVP, checkpointed against those traces."""
     n = len(primals)
     diff_in = [i for i, t in enumerate(tangents) if t is not None]
@@ -398,8 +417,11 @@ def _forward(trace, fun, args, primals, tangents, generators):
         return tree_unflatten(treedef, outs), out_ts
 
     inputs = [*primals, *(tangents[i] for i in diff_in)]
-    out, out_tangents = _call(fun_jvp, inputs, generators)
+    before = [_rng_state(g) for g in generators] if outer else None
+    out, out_tangents = _call(fun_jvp, inputs, generators, outer=True)
     leaves, treedef = tree_flatten(out)
+    if outer and _captures(trace, [*leaves, *out_tangents]):
+        return _inline(fun, args, generators, before)
     _check_captured(trace, leaves, "checkpoint")
     return tree_unflatten(treedef, _outputs(trace, args, inputs[:n], leaves, out_tangents))
 

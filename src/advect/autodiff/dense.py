@@ -195,11 +195,14 @@ def hessian_diag(f: Callable, argnums: int | Sequence[int] = 0):
         for k, (p, var) in enumerate(zip(sel.primals, out_vars)):
             aval = aval_of(p)
             entries = []
-            for e in _basis(p) if var is not None else ():
+            for j, e in enumerate(_basis(p) if var is not None else ()):
                 hv = forward(tape, in_vars, [e if i == k else None for i in range(n)])
                 hv = hv.get(var.index)
-                entries.append(_zeros(p, ()) if hv is None else ops.reduce_sum(
-                    ops.multiply(hv, e), axes=tuple(range(aval.ndim)), keepdims=False))
+                # the entry itself, not sum(hv * e): an inf elsewhere in the column (0 * inf)
+                # must not make a finite diagonal entry NaN
+                index = tuple(int(q) for q in np.unravel_index(j, aval.shape))
+                entries.append(_zeros(p, ()) if hv is None else ops.gather(hv, index=index)
+                               if index else hv)
             diag.append(_in_dtype(_stack_rows(entries, aval.shape), p) if entries else
                         _zeros(p, aval.shape))
         return sel.unflatten(diag)

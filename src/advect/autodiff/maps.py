@@ -149,8 +149,10 @@ def _cotangent_leaves(cotangent, treedef, out_vars, inputs):
     if ct_def != treedef:  # None stands for a zero cotangent of any output leaf or subtree
         leaves = []
         _leaves_up_to(treedef, cotangent, leaves, cotangent, "cotangent", "output")
-    if not any(isinstance(p, Tracer) for p in inputs):
-        namespace_of((*inputs, *leaves))  # a NumPy cotangent for torch values: refused
+    if not any(isinstance(p, Tracer) for p in inputs):  # a NumPy cotangent for torch values:
+        # refused; a traced cotangent (the map applied inside another transform) is checked
+        # by the operations it meets
+        namespace_of((*inputs, *(leaf for leaf in leaves if not isinstance(leaf, Tracer))))
     for leaf, var in zip(leaves, out_vars):
         if leaf is None:
             continue

@@ -359,7 +359,8 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
     for var, ct in seeds:
         if var is not None and ct is not None:
             _accumulate(cts, lazy, var, ct)
-    debugging = core.debug_hooks is not None
+    hooks = core.debug_hooks  # read once: another thread may leave its debug context meanwhile
+    debugging = hooks is not None
     for i in range(len(tape) - 1, -1, -1):
         op, args, attrs, out = tape[i]
         if not keep:
@@ -388,7 +389,7 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
             continue
         signs = _UNSIGNED
         if debugging:  # inside advect.debug: locate errors, check cotangents for NaN and inf
-            arg_cts = core.debug_hooks.transpose(op, out, ct, args, attrs)
+            arg_cts = hooks.transpose(op, out, ct, args, attrs)
         elif op.signed_transpose is not None:  # subtract, negative: carry the signs
             transpose, signs = op.signed_transpose
             arg_cts = transpose(ct, *args, **attrs)
