@@ -135,3 +135,10 @@ def test_python_int_outputs_beyond_int64_are_returned_and_saved():
     for p in (program, restored):
         _, big, small = p(X)
         assert (type(big), big, type(small), small) == (int, 2 ** 70, int, -2 ** 65)
+
+
+def test_converting_an_escaped_tracer_names_the_escape():
+    box = []
+    ad.grad(lambda x: (box.append(x), np.sum(x))[1])(X)
+    with pytest.raises(ad.EscapedTracerError):
+        np.asarray(box[0])

@@ -185,6 +185,8 @@ class ArrayTracer(Tracer):
         return namespace_for(self, api_version)
 
     def __array__(self, dtype=None, copy=None):
+        if not self._trace.alive:  # escaped, or a stale view: say so
+            raise self._trace.dead_error("np.asarray")
         caller = scipy_caller()
         if caller is not None:
             raise TracingError(
