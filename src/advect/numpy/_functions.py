@@ -208,6 +208,8 @@ def where_mask(where):
     safely); Python scalars and lists are read as booleans."""
     if isinstance(where, list | tuple):
         return np.asarray(where, dtype=bool)
+    if isinstance(where, np.generic):  # a NumPy scalar is read as a boolean, as a Python one
+        return bool(where)
     dtype = getattr(where, "dtype", None)
     if dtype is not None and numpy_dtype(dtype) != np.bool_:
         raise TypeError(f"Cannot cast array data from {numpy_dtype(dtype)!r} to dtype('bool') "

@@ -6,6 +6,7 @@ copyto), which are functionalized: they repoint an owned local array and return 
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     if axis is None or scalar_axis(axis, _ndim(a)):  # a 0-d array reads as 1-d
         a, axis = _ravel(a), 0
     axis = one_axis(axis, _ndim(a))
-    indices = operand(indices)
+    indices = _take_indices(indices)
     shape = _shape(a)
     n, others = shape[axis], math.prod(shape[:axis] + shape[axis + 1:])
     if not isinstance(indices, Tracer):
@@ -68,6 +69,23 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
             # is empty whichever positions are read, so read valid ones
             return take_axis(a, np.clip(indices, 0, max(n - 1, 0)), axis)
     return take_axis(a, _fix_mode(indices, n, mode, "take"), axis)
+
+
+def _take_indices(indices):
+    """``np.take``'s indices cast to integers as NumPy casts them (same kind): booleans are 0
+    and 1, Python and NumPy float scalars and lists of floats are truncated (and "1" is 1, as
+    NumPy's int()), and an array of floats (or a traced one) is NumPy's TypeError."""
+    weak = isinstance(indices, float | str | list | tuple | np.generic)  # converted, not cast
+    indices = operand(indices)
+    kind = aval_of(indices).dtype.kind
+    if kind == "b" or (kind in "fUS" and weak and not isinstance(indices, Tracer)):
+        return ops.astype(indices, dtype="int64") if isinstance(indices, Tracer) \
+            else indices.astype(np.intp)
+    if kind not in "iu":
+        raise TypeError(f"Cannot cast array data from {aval_of(indices).dtype!r} to "
+                        "dtype('int64') according to the rule 'same_kind': np.take needs "
+                        "integer indices (convert them with .astype(int))")
+    return indices
 
 
 def _axis_arrays(shape, indices, axis):
@@ -117,7 +135,15 @@ def _put_along_axis(arr, indices, values, axis):
 @implements(np.choose)
 def _choose(a, choices, out=None, mode="raise"):
     choices = [operand(c) for c in choices]
-    a = _fix_mode(operand(a), len(choices), mode, "choose")
+    a = operand(a)
+    kind = aval_of(a).dtype.kind
+    if kind == "b":  # NumPy casts a to integers 'safe': booleans are 0 and 1, floats refused
+        a = ops.astype(a, dtype="int64") if isinstance(a, Tracer) else a.astype(np.intp)
+    elif kind not in "iu":
+        raise TypeError(f"Cannot cast array data from {aval_of(a).dtype!r} to dtype('int64') "
+                        "according to the rule 'safe': np.choose needs integer choice indices "
+                        "(convert them with .astype(int))")
+    a = _fix_mode(a, len(choices), mode, "choose")
     *choices, a = _broadcast_arrays(*choices, a)
     return ops.squeeze(along_axis(_stack(choices), ops.expand_dims(a, axes=(0,)), 0),
                        axes=(0,))
@@ -129,6 +155,9 @@ def _compress(condition, a, axis=None, out=None):
     if axis is None:
         a, axis = _ravel(a), 0
     cond = concrete(condition, "np.compress (its output shape depends on data)").astype(bool)
+    if cond.ndim != 1:
+        raise ValueError(f"condition must be a 1-d array: np.compress got one of shape "
+                         f"{cond.shape} (use np.extract for a mask shaped like the array)")
     return take_axis(a, np.flatnonzero(cond), one_axis(axis, _ndim(a)))
 
 
@@ -192,9 +221,23 @@ def _piecewise(x, condlist, funclist, *args, **kw):
 
 # --- diagonals and triangles -------------------------------------------------------------
 
+def _offset(offset, name):
+    """A diagonal's offset as NumPy reads it: an integer (a bool or NumPy integer too)."""
+    try:
+        return operator.index(offset)
+    except TypeError:
+        raise TypeError(f"numpy.{name}: the offset must be an integer, got "
+                        f"{type(offset).__name__} {offset!r} (use int(offset))") from None
+
+
 @implements(np.diagonal)
 def _diagonal(a, offset=0, axis1=0, axis2=1):
+    return _diagonal_of(a, offset, axis1, axis2, "diagonal")
+
+
+def _diagonal_of(a, offset, axis1, axis2, name):
     a = operand(a)
+    offset = _offset(offset, name)
     nd = _ndim(a)
     if nd < 2:
         raise ValueError("diag requires an array of at least two dimensions")
@@ -215,7 +258,7 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
 
 @implements(np.trace)
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    d = _diagonal(a, offset, axis1, axis2)
+    d = _diagonal_of(a, offset, axis1, axis2, "trace")
     return reduction(ops.reduce_sum, d, -1, False, dtype)
 
 
@@ -223,7 +266,7 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def _diag(v, k=0):
     v = operand(v)
     if _ndim(v) == 2:  # NumPy returns the diagonal view: read-only, stale after writes to v
-        return _diagonal(v, k)
+        return _diagonal_of(v, k, 0, 1, "diag")
     if _ndim(v) != 1:
         raise ValueError("Input must be 1- or 2-d.")
     m = _shape(v)[0]
@@ -300,7 +343,7 @@ def _triu_indices_from(arr, k=0):
 
 @implements(np.put)
 def _put(a, ind, v, mode="raise"):
-    ind = _ravel(operand(ind))
+    ind = _ravel(_take_indices(ind))  # cast to integers as np.take's
     n = math.prod(_shape(a))
     ind = _fix_mode(ind, n, mode, "put")
     values = _resize(operand(v), (_shape(ind)[0],))
@@ -317,15 +360,25 @@ def _putmask(a, mask, values):
         if math.prod(_shape(mask)) != math.prod(_shape(a)):
             raise ValueError("putmask: mask and data must be the same size")
         mask = _reshape(mask, _shape(a))
-    new = ops.where(mask, _resize(operand(values), _shape(a)), a)
+    values = operand(values)
+    if not math.prod(_shape(values)):  # NumPy writes nothing from no values
+        return
+    new = ops.where(mask, _resize(values, _shape(a)), a)
     assign_inplace(a, new, "numpy.putmask")
 
 
 @implements(np.place, dynamic_only=True)
 def _place(arr, mask, vals):
-    positions = np.flatnonzero(concrete(mask, "np.place (which positions it writes depends on "
-                                              "data)"))
-    values = _resize(operand(vals), (positions.size,))
+    mask = concrete(mask, "np.place (which positions it writes depends on data)")
+    if np.size(mask) != math.prod(_shape(arr)):  # paired with arr element by element, flat
+        raise ValueError(f"place: mask and data must be the same size (mask has "
+                         f"{np.size(mask)} elements, arr {math.prod(_shape(arr))})")
+    positions = np.flatnonzero(mask)
+    vals = operand(vals)
+    if positions.size and not math.prod(_shape(vals)):
+        raise ValueError("Cannot insert from an empty array! np.place needs at least one "
+                         "value where the mask is true")
+    values = _resize(vals, (positions.size,))
     new = ops.scatter(_ravel(arr), values, positions, index=("array",))
     assign_inplace(arr, _reshape(new, _shape(arr)), "numpy.place")
 
@@ -346,7 +399,8 @@ def _copyto(dst, src, casting="same_kind", where=True):
     if where is True:
         new = ops.broadcast_to(src, shape=_shape(dst)) if _shape(src) != _shape(dst) else src
     else:
-        new = ops.where(operand(where), src, dst)
+        from ._ufuncs import where_mask  # (_ufuncs imports this module's package first)
+        new = ops.where(where_mask(where, "numpy.copyto"), src, dst)
         if _shape(new) != _shape(dst):
             new = ops.broadcast_to(new, shape=_shape(dst))
     assign_inplace(dst, new, "numpy.copyto")

@@ -52,8 +52,11 @@ _PICKS = ("lower", "higher", "nearest", "inverted_cdf", "closest_observation")
 def _check_q(q, name):
     if not isinstance(q, Tracer):
         value = np.asarray(q)
-        if np.any((value < 0) | (value > 1)):
-            raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]")
+        if value.dtype.kind == "c":  # NumPy's floor of the virtual index has no complex loop
+            raise TypeError(f"numpy.{name}: q must be real, got {value.dtype}; pass q.real")
+        if not np.all((value >= 0) & (value <= 1)):  # nan is out of range too, as in NumPy
+            raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1] (percentiles "
+                             "in [0, 100]) and not nan")
 
 
 def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weights=None):
@@ -403,7 +406,23 @@ def _histogramdd(sample, bins=10, range=None, density=None, weights=None):
     if len(_shape(sample)) == 1:
         sample = _reshape(sample, (-1, 1))
     n, dims = _shape(sample)
-    bins = [bins] * dims if isinstance(bins, int | np.integer) else list(bins)
+    if np.ndim(bins) == 0:  # one count (or a scalar NumPy reads as one) for every dimension
+        bins = [bins] * dims
+    elif len(bins) != dims:
+        raise ValueError(f"numpy.histogramdd: The dimension of bins must be equal to the "
+                         f"dimension of the sample x: {len(bins)} bin entries for {dims} "
+                         "columns (give one count or edge array per column)")
+    bins = list(bins)
+    for d, b in enumerate(bins):
+        if np.ndim(b) == 0 and not isinstance(b, str):
+            try:
+                operator.index(b)
+            except TypeError:
+                raise TypeError(f"numpy.histogramdd: `bins[{d}]` must be an integer, when a "
+                                f"scalar (got {b!r})") from None
+    if range is not None and len(range) != dims:
+        raise ValueError(f"numpy.histogramdd: range argument must have one entry per dimension "
+                         f"({len(range)} given for {dims} columns)")
     ranges = [None] * dims if range is None else list(range)
     flat_bin, inside, edges, size = 0, True, [], 1
     for d in builtins.range(dims):  # the parameter `range` shadows the builtin

@@ -25,13 +25,16 @@ from ..dtypes import Aval, aval_of, result_type
 from ..errors import TracingError
 from ..ops._rules import broadcast_shapes, normalize_axes, one_axis, reduced_shape
 from ..ops.indexing import index_shape
-from ._functions import numpy_scalar
+from ._functions import keepdims_flag, numpy_scalar, reduction_axis
 from ._methods import _operand
-from ._ufuncs import _cast, _name, translation, write_out
+from ._ufuncs import _cast, _name, translation, where_mask, write_out
 
 __all__ = ["METHODS", "method_defined", "call_method"]
 
 METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
+# reduce, accumulate and reduceat write out= whatever its dtype, as NumPy's (which casts there
+# unsafely: add.reduce of floats into an int out= truncates the float sums)
+_OUT_CASTING = "unsafe"
 _NoValue = np._NoValue
 
 
@@ -215,8 +218,13 @@ def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=Fa
     if requested is not None:
         a = _cast(a, requested, "unsafe", what)
     if initial is not _NoValue and initial is not None and not isinstance(initial, Tracer):
-        initial = np.array(initial, dtype=loop)[()]  # in the loop's dtype, as NumPy casts it
-    axes = normalize_axes(axis, aval_of(a).ndim)
+        initial = np.array(initial, dtype=loop)  # in the loop's dtype, as NumPy casts it
+        if initial.ndim:
+            raise ValueError(f"{what}: setting an array element with a sequence: initial= is "
+                             f"one scalar, got shape {initial.shape}")
+        initial = initial[()]
+    keepdims = keepdims_flag(keepdims)
+    axes = normalize_axes(reduction_axis(axis), aval_of(a).ndim)
     if len(axes) > 1:
         _check_reorderable(ufunc, aval_of(a).dtype, what)
     mask = None
@@ -224,18 +232,18 @@ def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=Fa
         if ufunc.identity is None and initial is _NoValue:
             raise ValueError(f"{what}: the reduction has no identity, so where= needs initial= "
                              "for the masked entries")
-        mask = _operand(where)
+        mask = where_mask(where, what)
         if aval_of(mask).shape != aval_of(a).shape:
             mask = ops.broadcast_to(mask, shape=aval_of(a).shape)
     if initial is _NoValue and ufunc not in _FAST_REDUCE and ufunc.identity is not None:
         # NumPy's reduce starts there, in the loop's dtype: hypot.reduce([-3.]) is 3.0
         initial = np.asarray(ufunc.identity).astype(_fold_dtype(ufunc, a, what))[()]
-    result = reduce_axes(ufunc, found, a, axes, bool(keepdims), initial, what, mask)
+    result = reduce_axes(ufunc, found, a, axes, keepdims, initial, what, mask)
     if requested is not None:  # add.reduce sums int16 in int64 (as np.sum); dtype= is the result's
         result = _start(result, requested)
     if out is None:
         return numpy_scalar(result)  # a reduction to 0-d gives a NumPy scalar
-    return write_out(_out_tuple(out), result, "same_kind", what)
+    return write_out(_out_tuple(out), result, _OUT_CASTING, what)
 
 
 # --- accumulate and reduceat ------------------------------------------------------------------
@@ -270,6 +278,17 @@ def _prefix_scan(found, y, axis, identity):
     return y if n > 1 else first
 
 
+def _single_axis(axis, ndim, method, what):
+    """The one axis of accumulate or reduceat: an integer or a 1-tuple, or None for a 1-d
+    array, as NumPy reads it (which checks bounds before the count)."""
+    axes = normalize_axes(axis, ndim) if axis is None or isinstance(axis, tuple) \
+        else (one_axis(axis, ndim),)
+    if len(axes) != 1:
+        raise ValueError(f"{what}: {method} does not allow multiple axes (got axis={axis!r}); "
+                         "pass one integer axis")
+    return axes[0]
+
+
 def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
     a = _operand(array)
     requested = None if dtype is None else np.dtype(dtype)
@@ -279,7 +298,7 @@ def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
     ndim = aval_of(a).ndim
     if ndim == 0:
         raise TypeError(f"{what}: cannot accumulate on a scalar")
-    axis = one_axis(0 if axis is None else axis, ndim)
+    axis = _single_axis(axis, ndim, "accumulate", what)
     fast = _FAST_ACCUMULATE.get(ufunc)
     if fast is not None:
         result = fast(a, axis=axis)
@@ -296,7 +315,7 @@ def _accumulate(ufunc, found, what, array, axis=0, dtype=None, out=None):
         result = ops.concat(*parts, axis=axis) if parts else a
     if requested is not None:  # cumulative_sum widens int16 to int64; dtype= is the result's
         result = _start(result, requested)
-    return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
+    return result if out is None else write_out(_out_tuple(out), result, _OUT_CASTING, what)
 
 
 def _segment_sums(a, indices, axis, n):
@@ -325,8 +344,12 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
         a = _cast(a, requested, "unsafe", what)
     if isinstance(indices, Tracer):  # the segment lengths come from the data: dynamic only
         indices = indices._concrete_for(f"{what} with traced indices")
-    indices = [int(i) for i in np.asarray(indices).reshape(-1)]
-    axis = one_axis(axis, aval_of(a).ndim)
+    indices = np.asarray(indices)
+    if indices.ndim > 1:
+        raise ValueError(f"{what}: indices must be 1-d (one start per segment), got shape "
+                         f"{indices.shape}")
+    indices = [int(i) for i in indices.reshape(-1)]
+    axis = _single_axis(axis, aval_of(a).ndim, "reduceat", what)
     n = aval_of(a).shape[axis]
     for i in indices:
         if not 0 <= i < n:
@@ -335,7 +358,7 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
         result = _segment_sums(a, indices, axis, n)
         if requested is not None:  # segment sums of int16 are int64; dtype= is the result's
             result = _start(result, requested)
-        return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
+        return result if out is None else write_out(_out_tuple(out), result, _OUT_CASTING, what)
     dtype = None if ufunc in _FAST_REDUCE else _fold_dtype(ufunc, a, what, scan=True)
     pieces = []
     for k, i in enumerate(indices):
@@ -351,7 +374,7 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
     result = ops.concat(*pieces, axis=axis)
     if requested is not None:
         result = _start(result, requested)
-    return result if out is None else write_out(_out_tuple(out), result, "same_kind", what)
+    return result if out is None else write_out(_out_tuple(out), result, _OUT_CASTING, what)
 
 
 # --- outer and at ------------------------------------------------------------------------------

@@ -323,6 +323,78 @@ def write_out(out, results, casting, what):
     return tuple(written) if several else written[0]
 
 
+def where_mask(where, what):
+    """A ``where=`` mask as NumPy reads it: an array must be boolean (NumPy casts it with the
+    'safe' rule); Python values, NumPy scalars and lists are converted (None is False)."""
+    if isinstance(where, np.ndarray | Tracer):
+        if aval_of(where).dtype != np.bool_:
+            raise TypeError(f"{what}: Cannot cast array data from {aval_of(where).dtype!r} to "
+                            "dtype('bool') according to the rule 'safe': a where= array must "
+                            "be boolean (compare it, as where=mask != 0)")
+        return where
+    where = _operand(False if where is None else where)
+    if isinstance(where, Tracer):
+        return where if aval_of(where).dtype == np.bool_ else ops.not_equal(where, 0)
+    return np.asarray(where, dtype=bool)
+
+
+def _stand_in(x, target=False):
+    """A tiny NumPy value standing for operand ``x`` in :func:`_ask_numpy`: a Python scalar
+    (or a traced one, unless it is an out= ``target``) stays one, an array is all ones of its
+    dtype and number of axes."""
+    if x is None or _scalar(x):
+        return x
+    aval = aval_of(x)
+    if aval.weak and not target:
+        return aval.dtype.type(0).item()
+    return np.ones((1,) * len(aval.shape), aval.dtype)
+
+
+def _ask_numpy(ufunc, args, out, kwargs):
+    """NumPy's own checks of a call's keywords (casting=, order=, subok=, axes=, the casts of
+    the inputs and into out=), run by NumPy on one-element stand-ins of the operands, so a
+    refusal is NumPy's, of NumPy's class, and an acceptance costs microseconds."""
+    # (out=None said outright: NumPy's warning that where= leaves entries unset is not ours)
+    kwargs["out"] = (None,) * ufunc.nout if out is None else tuple(_stand_in(o, True)
+                                                                   for o in out)
+    with np.errstate(all="ignore"):
+        ufunc(*(_stand_in(a) for a in args), **kwargs)
+
+
+def _gufunc_axes(ufunc, found, args, axes, what):
+    """A gufunc (matmul, vecdot, ...) called with ``axes=`` (already checked by NumPy): each
+    operand's core axes moved last, the op, and the result's core axes moved into place."""
+    ins, outs = ufunc.signature.replace(" ", "").split("->")
+    specs = [s.split(",") if s else [] for s in ins[1:-1].split("),(")]
+    out_spec = outs[1:-1].split(",") if outs != "()" else []
+    missing = set()
+    for a, spec in zip(args, specs):  # an optional core dim (n?) is missing from a 1-d operand
+        if spec and aval_of(a).ndim < len(spec):
+            missing.update(d for d in spec if d.endswith("?"))
+    moved = []
+    for k, (a, spec) in enumerate(zip(args, specs)):
+        core = [d for d in spec if d not in missing]
+        given = axes[k]
+        given = (given,) if not isinstance(given, tuple | list) else tuple(given)
+        nd = aval_of(a).ndim
+        given = tuple(one_axis(g, nd) for g in given)
+        moved.append(ops.permute_dims(a, axes=(*(d for d in range(nd) if d not in given),
+                                               *given)) if given else a)
+    result = found(*moved)
+    core = [d for d in out_spec if d not in missing]
+    if not core or len(axes) <= len(args):
+        return result
+    given = axes[len(args)]
+    given = (given,) if not isinstance(given, tuple | list) else tuple(given)
+    nd = aval_of(result).ndim
+    target = tuple(one_axis(g, nd) for g in given)
+    order = [None] * nd
+    for src, dst in zip(range(nd - len(target), nd), target):
+        order[dst] = src
+    rest = iter(range(nd - len(target)))
+    return ops.permute_dims(result, axes=tuple(next(rest) if o is None else o for o in order))
+
+
 def call_ufunc(ufunc, inputs, kwargs):
     """``ufunc(*inputs, **kwargs)`` on traced arrays."""
     found = translation(ufunc)
@@ -330,11 +402,14 @@ def call_ufunc(ufunc, inputs, kwargs):
     if found is None:
         raise TracingError(f"{what} is not supported on traced arrays; see "
                            "advect.support_catalog() for the supported ufuncs")
+    asked = dict(kwargs)  # NumPy checks these keywords itself (see _ask_numpy)
     out = kwargs.pop("out", None)
     if out is not None and not isinstance(out, tuple):
         out = (out,)
     where = kwargs.pop("where", True)
-    where = True if where is True else _operand(where)
+    if where is not True:
+        where = where_mask(where, what)
+        asked["where"] = _stand_in(where)
     casting = kwargs.pop("casting", "same_kind")
     dtype = kwargs.pop("dtype", None)
     signature = kwargs.pop("signature", None)
@@ -343,14 +418,20 @@ def call_ufunc(ufunc, inputs, kwargs):
     gufunc_kwargs = {}
     if ufunc is np.vecdot and "axis" in kwargs:
         gufunc_kwargs["axis"] = kwargs.pop("axis")
+    axes = kwargs.pop("axes", None) if ufunc.signature is not None else None
     if kwargs:
         raise TypeError(f"{what}: unsupported keywords {sorted(kwargs)} on traced arrays")
     args = [_operand(a) for a in inputs]
+    if asked:
+        _ask_numpy(ufunc, args, out, asked)
     loop = None
     if signature is not None or dtype is not None:
         args, loop = _fixed_loop(ufunc, args, signature, dtype, casting, what)
-    result = found(*(args if where is True else _masked_inputs(ufunc, args, where)),
-                   **gufunc_kwargs)
+    if axes is not None:
+        result = _gufunc_axes(ufunc, found, args, axes, what)
+    else:
+        result = found(*(args if where is True else _masked_inputs(ufunc, args, where)),
+                       **gufunc_kwargs)
     parts = result if isinstance(result, tuple) else (result,)
     if loop is not None:  # a composite (float_power's float64) may compute wider than the loop
         parts = tuple(_cast(r, d, "unsafe", what) for r, d in zip(parts, loop))
