@@ -371,7 +371,8 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
             grads = []
             for v, p in zip(in_vars, sel.primals):
                 g = cts.get(v.index)
-                grads.append(ops.zeros_like(p) if g is None else input_type(g, p))
+                grads.append(ops.zeros_like(p) if g is None else g if type(
+                    p) is np.ndarray and p.shape else input_type(g, p))  # (0-d: the call)
             if has_aux:
                 aux_leaves, _, aux_def = _lower_all(trace, aux, sel.primals)
                 aux = tree_unflatten(aux_def, _owned(aux_leaves, sel.primals))
