@@ -268,31 +268,36 @@ def _scaling(rounds: int, with_jax: bool, steps=(25, 50, 100, 200)) -> None:
     print(f"{'steps':>6} {'stage nodes':>11} {'stage us/node':>13} {'grad nodes':>10} "
           f"{'grad us/node':>12} {'stage s':>8} {'grad s':>8} {'1st call s':>10}"
           + (" jax jit grad s" if jax else ""))
-    seconds = {"stage": [], "grad": [], "first call": [], "jax": []}
-    for n in steps:
-        loss = make_rk4(np, n)
-        t_stage = t_grad = t_first = t_jax = float("inf")
-        for _ in range(rounds):
+    # the sizes interleaved round by round (best of the rounds for each), so that a slow spell
+    # of the machine hits every size alike instead of bending the growth exponent
+    best = {n: {"stage": float("inf"), "grad": float("inf"), "first call": float("inf"),
+                "jax": float("inf")} for n in steps}
+    nodes = {}
+    losses = {n: make_rk4(np, n) for n in steps}
+    for _ in range(rounds):
+        for n in steps:
+            b = best[n]
             start = time.perf_counter()
-            program = ad.stage(loss, *RK4_PARAMS)
+            program = ad.stage(losses[n], *RK4_PARAMS)
             mid = time.perf_counter()
             gradient = ad.grad(program, argnums=(0, 1))
             end = time.perf_counter()
             gradient(*RK4_PARAMS)  # the first call plans the program, then runs it
-            t_first = min(t_first, time.perf_counter() - end)
-            t_stage, t_grad = min(t_stage, mid - start), min(t_grad, end - mid)
+            b["first call"] = min(b["first call"], time.perf_counter() - end)
+            b["stage"], b["grad"] = min(b["stage"], mid - start), min(b["grad"], end - mid)
             if jax is not None:
                 start = time.perf_counter()
                 jax.jit(jax.grad(make_rk4(jnp, n), (0, 1))).lower(*RK4_PARAMS).compile()
-                t_jax = min(t_jax, time.perf_counter() - start)
-        n_stage, n_grad = len(program.graph.nodes), len(gradient.graph.nodes)
-        seconds["stage"].append(t_stage)
-        seconds["grad"].append(t_grad)
-        seconds["first call"].append(t_first)
-        seconds["jax"].append(t_jax)
-        print(f"{n:6d} {n_stage:11d} {t_stage / n_stage * 1e6:13.1f} {n_grad:10d} "
-              f"{t_grad / n_grad * 1e6:12.1f} {t_stage:8.3f} {t_grad:8.3f} {t_first:10.3f}"
-              + (f" {t_jax:14.3f}" if jax else ""), flush=True)
+                b["jax"] = min(b["jax"], time.perf_counter() - start)
+            nodes[n] = len(program.graph.nodes), len(gradient.graph.nodes)
+            del program, gradient
+    seconds = {name: [best[n][name] for n in steps] for name in ("stage", "grad", "first call",
+                                                                  "jax")}
+    for n in steps:
+        (n_stage, n_grad), b = nodes[n], best[n]
+        print(f"{n:6d} {n_stage:11d} {b['stage'] / n_stage * 1e6:13.1f} {n_grad:10d} "
+              f"{b['grad'] / n_grad * 1e6:12.1f} {b['stage']:8.3f} {b['grad']:8.3f} "
+              f"{b['first call']:10.3f}" + (f" {b['jax']:14.3f}" if jax else ""), flush=True)
     fits = [f"{name} {_exponent(steps, ts):.2f}" for name, ts in seconds.items()
             if name != "jax" or jax is not None]
     print("growth exponent (log-log fit of seconds against steps):", ", ".join(fits))
