@@ -142,3 +142,24 @@ def test_converting_an_escaped_tracer_names_the_escape():
     ad.grad(lambda x: (box.append(x), np.sum(x))[1])(X)
     with pytest.raises(ad.EscapedTracerError):
         np.asarray(box[0])
+
+
+def test_object_dtype_inputs_are_refused_not_given_zero_gradients():
+    x = np.array([1.5, 2.5], dtype=object)
+    with pytest.raises(ad.UnsupportedDtypeError, match="object"):
+        ad.grad(lambda a: np.sum(a * 1.0))(x)
+    with pytest.raises(ad.UnsupportedDtypeError):
+        ad.jvp(lambda a: a * 1.0)(x, tangents=np.ones(2))
+    # an unselected string input is a constant, as before
+    assert ad.grad(lambda a, s: np.sum(a), argnums=0)(X, np.array(["a"])).shape == X.shape
+
+
+def test_one_tangent_for_a_tuple_argnums_says_a_tuple_is_needed():
+    with pytest.raises(TypeError, match="tuple of one tangent per selected input"):
+        ad.jvp(lambda a, b: a * b, argnums=(0, 1))(X, X, tangents=X)
+
+
+def test_a_python_scalar_outputs_tangent_is_a_python_scalar():
+    assert ad.jvp(lambda x: x ** 2)(3.0, tangents=1.0) == (9.0, 6.0)
+    value, tangent = ad.jvp(lambda x: x ** 2)(3.0, tangents=1.0)
+    assert type(value) is float and type(tangent) is float

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import ops
 from ..core import Tracer
-from ..dtypes import aval_of
+from ..dtypes import aval_of, check_dtype
 from ..numpy._mutation import INPUT, marks_array
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from .forward import JVPTrace, JVPTracer
@@ -201,7 +201,10 @@ def _differentiable(leaf, where: str) -> bool:
                         "scalar; pass np.complex128(z) or a 0-d complex array")
     if not _is_array(leaf):
         return False
-    return aval_of(leaf).dtype.kind in "fc"
+    dtype = aval_of(leaf).dtype
+    if dtype.kind not in "biufc":  # object, str, datetime: refused, never silent zeros
+        check_dtype(dtype, f"{where}: a selected input")
+    return dtype.kind in "fc"
 
 
 def _zero_gradient(leaf):
@@ -247,6 +250,8 @@ def _lower_all(trace, out, inputs: list) -> tuple[list, list, TreeDef]:
         if p is not leaf:
             p = _eager_type(leaf._mut, p, inputs)
             t = _eager_type(leaf._mut, t, ())
+            if type(p) in (float, complex) and isinstance(t, np.ndarray | np.generic):
+                t = t.item()  # a Python scalar's tangent is one too
         primals.append(p)
         tangents.append(t)
     return primals, tangents, treedef

@@ -244,6 +244,10 @@ def tangent_leaves(tangents, sel) -> list:
     selected input), checked against the selection's structure and shapes and cast to the
     inputs' dtypes. ``None`` is a zero tangent; an integer, bool or non-array input's tangent
     must be ``None`` or zero-valued."""
+    if not sel.single and not isinstance(tangents, tuple | list):
+        raise TypeError(f"with a tuple argnums, tangents must be a tuple of one tangent per "
+                        f"selected input ({len(sel.treedefs)}), got a "
+                        f"{type(tangents).__name__}")
     parts = (tangents,) if sel.single else tuple(tangents)
     if len(parts) != len(sel.treedefs):
         raise TypeError(f"expected {len(sel.treedefs)} tangents, got {len(parts)}")
