@@ -61,6 +61,7 @@ from .primitive_operands import (
     LINEAR_MAP_SUFFIX,
     RESERVED_PREFIX,
     SCALARS,
+    call_rule,
     check_outputs,
     checked_rule,
     default_name,
@@ -69,6 +70,7 @@ from .primitive_operands import (
     inexact,
     is_array,
     leaf_count,
+    leaves_like,
     parameters,
     rebuild_operands,
     release_name,
@@ -165,6 +167,7 @@ class Primitive:
                              "prefix (such as your package's name)")
         self._residual = bool(residual)
         self._transpose_kwargs: frozenset = frozenset()
+        self._transpose_call: tuple = (None, frozenset())  # (rule, keywords), read as one
         self.name = name
         self.function = function
         self._signature, self._dynamic, self._static, self._nondiff = parameters(
@@ -237,8 +240,10 @@ class Primitive:
             >>> ad.grad(lambda x: np.sum(sine(x)))(np.array([0.0]))
             array([1.])
         """
-        self._transpose = checked_rule(self.name, "transpose", rule)
-        self._transpose_kwargs = transpose_keywords(self.name, rule, self._residual)
+        rule = checked_rule(self.name, "transpose", rule)
+        keywords = transpose_keywords(self.name, rule, self._residual)  # refused: not installed
+        self._transpose_call = (rule, keywords)  # one assignment: threads see a matching pair
+        self._transpose_kwargs, self._transpose = keywords, rule
         return rule
 
     # --- calling -------------------------------------------------------------------------------
@@ -436,7 +441,10 @@ class Primitive:
         array_spec, abstract_value = _staging_classes(self.name)
         args = rebuild_operands(operands, [_abstract_leaf(abstract_value, array_spec, a)
                                             for a in avals])
-        result = self._abstract(*args, **dict(static))
+        result = call_rule(self.name, "abstract", self._abstract, *args, **dict(static))
+        if result is None:  # a rule without its return: staging would return None silently
+            raise TypeError(f"primitive {self.name!r}: the abstract rule returned None; return "
+                            "the output's ArraySpec pytree (x.spec for an output like input x)")
         specs, treedef = tree_flatten(result, is_leaf=lambda s: isinstance(s, array_spec))
         out = []
         for k, s in enumerate(specs):
@@ -526,17 +534,21 @@ class Primitive:
         return live
 
     def _run_jvp(self, primals, tangents, out, operands, static) -> tuple:
-        output = tree_unflatten(self._out_tree(operands, static, primals), out)
+        treedef = self._out_tree(operands, static, primals)
+        output = tree_unflatten(treedef, out)
         trace = RuleTrace(provider_of(primals[0]) if primals else np)
         try:
             views = tuple(None if t is None else trace.view(t) for t in tangents)
-            result = self._jvp(output, tuple(primals), views, **dict(static))
+            result = call_rule(self.name, "jvp", self._jvp, output, tuple(primals), views,
+                               **dict(static))
             result = tree_map(trace.unview, result, is_leaf=lambda x: x is None)
         finally:
             trace.close()
         if result is None:
             return (None,) * len(out)
-        leaves = tree_flatten(result, is_leaf=lambda x: x is None)[0]
+        leaves = leaves_like(treedef, result)  # None nodes of the output take a None
+        if leaves is None:
+            leaves = tree_flatten(result, is_leaf=lambda x: x is None)[0]
         if len(leaves) != len(out):
             raise ValueError(f"primitive {self.name!r}: the JVP rule returned {len(leaves)} "
                              f"tangents for {len(out)} outputs; return one per output leaf, "
@@ -554,13 +566,15 @@ class Primitive:
         cotangent = tree_unflatten(treedef, ct)
         output = None if out is None else tree_unflatten(treedef, out)
         extra = {}
-        if "active_input_indices" in self._transpose_kwargs:
+        rule, keywords = self._transpose_call
+        if "active_input_indices" in keywords:
             extra["active_input_indices"] = active
         if self._residual:
             if residual is None:
                 raise self._missing_residual()
             extra["residual"] = residual.value
-        result = self._transpose(cotangent, tuple(primals), output, **dict(static), **extra)
+        result = call_rule(self.name, "transpose", rule, cotangent, tuple(primals), output,
+                           **dict(static), **extra)
         if not isinstance(result, tuple | list) or len(result) != len(primals):
             got = (f"{len(result)} entries" if isinstance(result, tuple | list)
                    else f"a {type(result).__name__}")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .core import REGISTRY, Tracer
-from .dtypes import aval_of
+from .dtypes import Aval, aval_of
 from .pytree import TreeDef, tree_flatten
 
 LINEAR_MAP_SUFFIX = ".linear_map"
@@ -200,9 +200,14 @@ def _typed(x):
 
 def signature_key(operands, static, leaves) -> tuple:
     """What a primitive's output structure and avals depend on: the attrs (static values with
-    their types) and the input shapes and dtypes."""
+    their types) and the input shapes, dtypes and weakness (``x * 2.0`` keeps a float32 ``x``'s
+    dtype, ``x * np.float64(2.0)`` does not)."""
     return (_frozen(operands), _typed(static),
-            tuple((a.shape, a.dtype) for a in map(aval_of, leaves)))
+            tuple((a.shape, a.dtype, a.weak) for a in map(_aval, leaves)))
+
+
+def _aval(x) -> Aval:
+    return x if isinstance(x, Aval) else aval_of(x)  # aval_of(an Aval) would drop its weakness
 
 
 def check_outputs(name: str, outs, avals) -> None:
@@ -233,3 +238,47 @@ def fitting(name: str, rule: str, what: str, slot: str, k: int, value, like, hin
                          f"for {slot} leaf {k}, whose shape is {want}; return one of that "
                          f"shape{hint}")
     return value
+
+
+def leaves_like(treedef: TreeDef, tree) -> list | None:
+    """``tree``'s leaves at the leaf positions of ``treedef`` (a rule's result in the output's
+    structure), with a ``None`` subtree standing for zeros; ``None`` when the structures
+    differ. A ``None`` node of the output (a ``None`` it returns) takes a ``None`` and no leaf."""
+    if treedef.kind is None:
+        return [tree] if tree is None or tree_flatten(tree)[1].kind is None else None
+    if tree is None:
+        return [None] * treedef.num_leaves
+    children, node = tree_flatten(tree, is_leaf=lambda n: n is not tree)
+    if (node.kind is not treedef.kind or node.aux != treedef.aux
+            or len(children) != len(treedef.children)):
+        return None
+    out: list = []
+    for child, sub in zip(children, treedef.children):
+        leaves = leaves_like(sub, child)
+        if leaves is None:
+            return None
+        out += leaves
+    return out
+
+
+_RULE_FORMS = {"abstract": "abstract(*dynamic_args, **static), the dynamic arguments "
+                           "positionally in parameter order (keyword-only ones too)",
+               "jvp": "jvp(output, primals, tangents, **static)",
+               "transpose": "transpose(cotangent, primals, output, **static)"}
+
+
+def call_rule(name: str, rule: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; a TypeError because the rule's parameters do not take that call
+    (not one raised inside the rule) names the primitive, the rule and the call form."""
+    try:
+        return fn(*args, **kwargs)
+    except TypeError:
+        try:
+            inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as exc:
+            static = ", ".join(kwargs) or "none"
+            raise TypeError(f"primitive {name!r}: its {rule} rule does not take the call "
+                            f"{_RULE_FORMS[rule]} (keywords here: {static}): {exc}") from None
+        except ValueError:  # no signature to compare with
+            pass
+        raise

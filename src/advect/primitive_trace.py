@@ -3,12 +3,18 @@ syntax as views, so a rule written with NumPy calls records its tangent arithmet
 
 from __future__ import annotations
 
+import numpy as np
+
 from .core import Trace, bind
+from .dtypes import aval_of
 from .errors import TracingError
 from .numpy._methods import ArrayTracer
 from .ops._rules import is_linear
+from .ops.creation import full_like, iota_like
 
 __all__ = ["RuleTrace", "TapeView"]
+
+_CREATION = frozenset((full_like, iota_like))  # values that never depend on the operand's data
 
 
 class RuleTrace(Trace):
@@ -28,11 +34,25 @@ class RuleTrace(Trace):
     def unview(self, x):
         return x.value if type(x) is TapeView and x._trace is self else x
 
+    def _stand_in(self, x):
+        """A creation op's operand (only its shape, dtype and device matter): zeros for a tape
+        variable, which has no data."""
+        x = self.unview(x)
+        if not is_linear(x):
+            return x
+        zeros = np.zeros(x.aval.shape, x.aval.dtype)
+        return zeros if self.xp is np else self.xp.asarray(zeros, device=x.aval.device)
+
     def process(self, op, args, attrs):
-        out = bind(op, *(self.unview(a) for a in args), **attrs)
+        # every result stays a view, so that the rule can write tangents into it: a constant
+        # (zeros_like(tangent), whose operand only gives its shape) is zero by linearity anyway
+        if op in _CREATION:
+            out = bind(op, *(self._stand_in(a) for a in args), **attrs)
+        else:
+            out = bind(op, *(self.unview(a) for a in args), **attrs)
         if op.multiple_results:
-            return tuple(self.view(o) for o in out)
-        return self.view(out)
+            return tuple(TapeView(self, o) for o in out)
+        return TapeView(self, out)
 
 
 class TapeView(ArrayTracer):
@@ -47,7 +67,8 @@ class TapeView(ArrayTracer):
 
     @property
     def aval(self):
-        return self.value.aval
+        value = self.value  # a tape variable, or a constant a creation op made from one
+        return value.aval if is_linear(value) else aval_of(value)
 
     def _concrete(self):
         raise TracingError("a tangent inside the JVP rule of a custom primitive has no value in "
