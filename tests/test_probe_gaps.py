@@ -163,3 +163,22 @@ def test_a_python_scalar_outputs_tangent_is_a_python_scalar():
     assert ad.jvp(lambda x: x ** 2)(3.0, tangents=1.0) == (9.0, 6.0)
     value, tangent = ad.jvp(lambda x: x ** 2)(3.0, tangents=1.0)
     assert type(value) is float and type(tangent) is float
+
+
+def test_check_primitive_of_a_transpose_only_residual_primitive():
+    # nested and staged derivatives refuse such a primitive by design: the default checks
+    # skip them instead of raising TracingError, and still catch a wrong transpose
+    from advect.testing import check_primitive
+
+    @ad.primitive(residual=True, name="probe_gaps.tanh_residual")
+    def tanh_r(x):
+        y = np.tanh(x)
+        return ad.PrimitiveResult(y, 1 - y ** 2)
+
+    tanh_r.def_abstract(lambda x: x.spec)
+    tanh_r.def_transpose(lambda ct, primals, out, *, residual: (ct * residual,))
+    x = np.array([0.3, -0.2])
+    assert check_primitive(tanh_r, primals=(x,)) == ("abstract", "transpose", "stage")
+    tanh_r.def_transpose(lambda ct, primals, out, *, residual: (2 * ct * residual,))
+    with pytest.raises(AssertionError, match="transpose"):
+        check_primitive(tanh_r, primals=(x,))
