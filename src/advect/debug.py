@@ -79,13 +79,18 @@ def _user_location() -> str:
 
 
 def _concrete_parts(value, phase: str) -> Iterator[tuple[object, str]]:
-    """The concrete arrays inside ``value`` (primal and tangents of nested JVP tracers)."""
+    """The concrete arrays inside ``value`` (primal and tangents of nested JVP tracers), in the
+    order they were computed: the primal, then the tangents from the innermost level out (a
+    tangent from a non-finite primal, as log's at 0, is not where the NaN appeared)."""
+    tangents = []
     while type(value) is JVPTracer:
         if value.tangent is not None:
-            yield from _concrete_parts(value.tangent, "JVP" if phase == "primal" else phase)
+            tangents.append(value.tangent)
         value = value.primal
     if not isinstance(value, Tracer):
         yield value, phase
+    for tangent in reversed(tangents):
+        yield from _concrete_parts(tangent, "JVP" if phase == "primal" else phase)
 
 
 def _nonfinite(x) -> str | None:
@@ -153,6 +158,8 @@ class _Hooks:
             return _eager(op, args, attrs) if trace is None else trace.process(op, args, attrs)
         stack = state.stack
         user_level = not stack or not sys._getframe(2).f_code.co_filename.startswith(_INTERNAL)
+        if user_level and stack and op is getattr(getattr(op, "handle", None), "linear_map", None):
+            user_level = False  # a custom primitive's tape op, bound by its own JVP rule
         if user_level:
             name, where = op.name, _user_location()
         else:  # an op inside a rule belongs to the user-level operation in progress

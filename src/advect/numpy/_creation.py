@@ -157,8 +157,10 @@ def _endpoint(v):
 
 
 def _float_dtype(*values):
-    return np.result_type(*(v if isinstance(v, int | float | complex) else aval_of(v).dtype
-                            for v in values), 0.0)
+    # a traced Python scalar stays weak, as the Python scalar it stands for
+    return np.result_type(*(v if isinstance(v, int | float | complex)
+                            else aval_of(v).dtype.type(0).item() if aval_of(v).weak
+                            else aval_of(v).dtype for v in values), 0.0)
 
 
 def _cast(v, dtype):

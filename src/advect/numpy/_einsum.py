@@ -100,8 +100,10 @@ def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting=
             arrays = arrays[:-1]
             inputs += "->" + _sublist(operands[-1])
         subscripts = inputs
-    arrays = [np.asarray(a) if isinstance(a, list | tuple | int | float | complex) else a
-              for a in arrays]
+    # einsum makes arrays of its operands: a Python scalar, traced or not, is not weak there
+    arrays = [np.asarray(a) if isinstance(a, list | tuple | int | float | complex)
+              else ops.astype(a, dtype=a.aval.dtype.name) if isinstance(a, Tracer) and a.aval.weak
+              else a for a in arrays]
     _check_einsum_casting(arrays, dtype, casting)
     if dtype is not None:
         arrays = [ops.astype(a, dtype=np.dtype(dtype).name) for a in arrays]

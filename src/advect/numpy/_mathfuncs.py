@@ -454,16 +454,7 @@ def _vander(x, N=None, increasing=False):
 
 @implements(np.sinc)
 def _sinc(x):
-    y = ops.multiply(math.pi, operand(x))
-    # NumPy's stand-in for 0 is its dtype's eps: 1e-20 underflows to 0 in float16 (0/0 = NaN)
-    dtype = aval_of(y).dtype
-    eps = float(np.finfo(dtype).eps) if dtype.kind == "f" else 1.0e-20
-    zero = ops.equal(y, 0)
-    y_safe = ops.where(zero, eps, y)
-    quotient = ops.divide(ops.sin(y_safe), y_safe)
-    # at 0 the value is sin(eps)/eps = 1 exactly; the series 1 - y**2/6 gives its derivatives
-    return numpy_scalar(ops.where(zero, ops.subtract(1, ops.divide(ops.square(y), 6)),
-                                  quotient))
+    return numpy_scalar(ops.sinc(operand(x)))
 
 
 def _chebyshev(x, coefficients):

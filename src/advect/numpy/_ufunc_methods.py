@@ -382,9 +382,11 @@ def _reduceat(ufunc, found, what, array, indices, axis=0, dtype=None, out=None):
 def _outer(ufunc, found, what, a, b, **kwargs):
     from ._ufuncs import call_ufunc
 
-    # outer makes arrays of its operands first: a Python scalar is not weak there
+    # outer makes arrays of its operands first: a Python scalar, traced or not, is not weak there
     a, b = (np.asarray(v) if isinstance(v, bool | int | float | complex) else _operand(v)
             for v in (a, b))
+    a, b = (ops.astype(v, dtype=v.aval.dtype.name) if isinstance(v, Tracer) and v.aval.weak
+            else v for v in (a, b))
     trailing = (1,) * aval_of(b).ndim
     if trailing:
         a = ops.reshape(a, shape=(*aval_of(a).shape, *trailing))

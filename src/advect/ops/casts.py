@@ -19,6 +19,8 @@ def _astype_jvp(primals, tangents, out, *, dtype):
     (dx,) = tangents
     if np.dtype(dtype).kind not in "fc":
         return None
+    if aval_of(dx).weak:  # a Python scalar input's tangent: strong, as the primal now is
+        return astype(dx, dtype=np.dtype(dtype).name)
     return fit(dx, out)
 
 

@@ -237,7 +237,8 @@ sign = Op("sign", abstract=ufunc_abstract(np.sign), impl=lambda xp, x: xp.sign(x
 
 exp = _unary("exp", lambda xp, x: xp.exp(x), lambda x, out: out)
 exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda x, out: multiply(out, _LN2))
-expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda x, out: add(out, 1))
+# exp(x), not out + 1: that cancels where expm1(x) is near -1 (0 instead of exp(-40))
+expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda x, out: exp(x))
 log = _quotient("log", lambda xp, x: xp.log(x), lambda x, out: x)
 log2 = _quotient("log2", lambda xp, x: xp.log2(x), lambda x, out: multiply(x, _LN2))
 log10 = _quotient("log10", lambda xp, x: xp.log10(x), lambda x, out: multiply(x, _LN10))
@@ -291,13 +292,23 @@ def _hyperbolic_denominator(x, out, across, real):
     return across(out) if aval_of(x).dtype.kind == "c" else real(x)
 
 
+def _hypot_one(x):
+    """sqrt(x**2 + 1) as m sqrt(1 + (n/m)**2) with m, n the larger and the smaller of |x| and 1:
+    x**2 overflows from |x| = 256 in float16 (a zero derivative of asinh where it is 1/|x|)."""
+    ax = abs(x)
+    m = maximum(ax, 1)
+    return multiply(m, sqrt(add(square(divide(minimum(ax, 1), m)), 1)))
+
+
 asinh = _quotient("asinh", lambda xp, x: xp.asinh(x),
-                  lambda x, out: _hyperbolic_denominator(
-                      x, out, cosh, lambda x: sqrt(add(square(x), 1))))
+                  lambda x, out: _hyperbolic_denominator(x, out, cosh, _hypot_one))
+# sqrt(x - 1) sqrt(x + 1): (x - 1)(x + 1) overflows as x**2 does
 acosh = _quotient("acosh", lambda xp, x: xp.acosh(x),
                   lambda x, out: _hyperbolic_denominator(
-                      x, out, sinh, lambda x: sqrt(multiply(subtract(x, 1), add(x, 1)))))
-atanh = _quotient("atanh", lambda xp, x: xp.atanh(x), lambda x, out: subtract(1, square(x)))
+                      x, out, sinh, lambda x: multiply(sqrt(subtract(x, 1)), sqrt(add(x, 1)))))
+# (1 - x)(1 + x), not 1 - x**2: accurate near |x| = 1, as for asin
+atanh = _quotient("atanh", lambda xp, x: xp.atanh(x),
+                  lambda x, out: multiply(subtract(1, x), add(1, x)))
 # NumPy's own ufuncs, so an int8 input gives float16 as the abstract rule says
 deg2rad = _unary("deg2rad", lambda xp, x: np.deg2rad(x) if xp is np
                  else xp.multiply(x, np.pi / 180), lambda x, out: np.pi / 180,

@@ -1,5 +1,5 @@
 """Special functions (SciPy's ``scipy.special`` ufuncs): error functions, the logistic
-function, gamma-family functions and the normal distribution.
+function, gamma-family functions and the normal distribution; and NumPy's ``sinc``.
 
 SciPy is optional and imported only when one of these ops first runs, so ``import advect``
 never imports it. Dtype rules follow the SciPy ufunc itself (float32 stays float32 where SciPy
@@ -17,7 +17,7 @@ import numpy as np
 from ..core import Op
 from ..dtypes import Aval, aval_of
 from ..errors import NoJVPError
-from ._rules import broadcast_shapes, elementwise_partials, fit
+from ._rules import broadcast_shapes, elementwise_partials, fit, unary_partial
 from .elementwise import (
     abs,
     add,
@@ -27,6 +27,7 @@ from .elementwise import (
     equal,
     exp,
     greater_equal,
+    less,
     less_equal,
     log,
     log1p,
@@ -97,7 +98,8 @@ erfc = _special("erfc",
 erfcx = _special("erfcx", lambda x, out: (subtract(multiply(multiply(2.0, x), out),
                                                    _TWO_OVER_SQRT_PI),))
 erfinv = _special("erfinv", lambda x, out: (multiply(_SQRT_PI_OVER_TWO, exp(square(out))),))
-expit = _special("expit", lambda x, out: (multiply(out, subtract(1.0, out)),))
+# expit(x) expit(-x), not out (1 - out): 1 - out is 0 once out rounds to 1 (x > 17 in float32)
+expit = _special("expit", lambda x, out: (multiply(out, expit(negative(x))),))
 log_expit = _special("log_expit", lambda x, out: (expit(negative(x)),))
 gammaln = _special("gammaln", lambda x, out: (digamma(x),))
 gamma = _special("gamma", lambda x, out: (multiply(out, digamma(x)),))
@@ -470,6 +472,52 @@ def _ellipj_jvp(primals, tangents, out):
 # ph' = dn
 ellipj = Op("ellipj", abstract=ufunc_abstract(lambda: scipy_special("ellipj")),
             impl=_impl("ellipj"), jvp=_ellipj_jvp, multiple_results=True, elementwise=True)
+
+# --- NumPy's sinc ----------------------------------------------------------------------------
+
+def _sinc_abstract(x: Aval, **_) -> Aval:
+    # pi * x: an integer or bool x gives float64; never weak (NumPy makes an array of x first)
+    return Aval(x.shape, np.result_type(x.dtype, 1.0), False, x.device)
+
+
+def _sinc_impl(xp, x):
+    if xp is np:
+        return np.sinc(x)  # NumPy's own bits
+    y = xp.multiply(math.pi, x)  # NumPy's algorithm: its dtype's eps stands in for 0
+    dtype = aval_of(y).dtype
+    y = xp.where(y == 0, float(np.finfo(dtype).eps) if dtype.kind == "f" else 1e-20, y)
+    return xp.sin(y) / y
+
+
+def _sinc_coefficients(eps) -> list[float]:
+    """sin(y)/y = sum_k (-1)**k y**(2k) / (2k+1)!, to the first k whose next term's second
+    derivative at |y| = 1, relative to sinc''(0) = -1/3, is below eps/4."""
+    k = 0
+    while 3 * (2 * k + 2) * (2 * k + 1) / math.factorial(2 * k + 3) >= float(eps) / 4:
+        k += 1
+    return [(-1) ** i / math.factorial(2 * i + 1) for i in range(k + 1)]
+
+
+def _sinc_partial(x, out):
+    """sinc'(x) = (cos(pi x) - sinc(x)) / x, which cancels for small |pi x| (every digit at
+    x = 1e-4 in float32): there the derivative of sinc's Taylor series, exact to the dtype's eps
+    for this derivative and the next. Each branch sees only its own arguments, so neither
+    computes a NaN or an overflow."""
+    y = multiply(math.pi, x)
+    small = less(abs(y), 1)
+    x_far = where(small, 1.0, x)
+    far = divide(subtract(cos(multiply(math.pi, x_far)), sinc(x_far)), x_far)
+    y_near = where(small, y, 0.0)
+    c = _sinc_coefficients(np.finfo(aval_of(out).dtype).eps)
+    # d/dx sum_k c_k y**(2k) = pi y sum_{k >= 1} 2k c_k (y**2)**(k - 1)
+    poly, y2 = 0.0, square(y_near)
+    for k in range(len(c) - 1, 0, -1):
+        poly = add(multiply(poly, y2), 2 * k * c[k])
+    return where(small, multiply(multiply(math.pi, y_near), poly), far)
+
+
+sinc = Op("sinc", abstract=_sinc_abstract, impl=_sinc_impl, jvp=unary_partial(_sinc_partial),
+          elementwise=True, strong=True)
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)]
 __all__ += ["scipy_special"]
