@@ -246,6 +246,8 @@ CASES = [
     C(ops.exp, (complexes(3),), name="exp_complex"),
     C(ops.exp2, (floats(5),)),
     C(ops.expm1, (floats(5),)),
+    C(ops.sinc, (floats(5),)),
+    C(ops.sinc, (complexes(3),), name="sinc_complex"),
     C(ops.log, (positive(5),)),
     C(ops.log2, (positive(5),)),
     C(ops.log10, (positive(5),)),
