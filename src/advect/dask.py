@@ -88,8 +88,18 @@ def blockwise_value_and_grad(loss: Callable, params: Any, *data: Any,
     if total == 0:
         raise ValueError("blockwise_value_and_grad: the data has no rows")
     data = [d.rechunk({i: -1 for i in range(1, d.ndim)}) if d.ndim > 1 else d for d in data]
-    params = tree_map(np.asarray, params)
-    programs = _block_programs(loss, params, data, rows)
+    leaves, treedef = tree_flatten(params)
+    dynamic = [i for i, leaf in enumerate(leaves) if _is_param_array(leaf)]
+    static = [None if i in dynamic else leaf for i, leaf in enumerate(leaves)]
+
+    def dynamic_loss(arrays, *blocks):
+        full = list(static)
+        for i, x in zip(dynamic, arrays):
+            full[i] = x
+        return loss(tree_unflatten(treedef, full), *blocks)
+
+    params = [_param_array(leaves[i]) for i in dynamic]
+    programs = _block_programs(dynamic_loss, params, data, rows)
     blocks = [d.to_delayed().ravel() for d in data]
     parts = []
     for i, n in enumerate(rows):
@@ -100,8 +110,27 @@ def blockwise_value_and_grad(loss: Callable, params: Any, *data: Any,
         parts.append(dask.delayed(_run_block)(program, params, weight,
                                               *(b[i] for b in blocks)))
     value, gradient = dask.compute(_tree_sum(dask, parts))[0]
-    # a program may return a captured constant, read-only: the caller owns what it gets
-    return float(value), tree_map(np.array, gradient)
+    # a program may return a captured constant, read-only: the caller owns what it gets;
+    # non-array leaves of params (held fixed while staging) get None, as in advect.grad
+    full = [None] * len(leaves)
+    for i, g in zip(dynamic, gradient):
+        full[i] = np.array(g)
+    return float(value), tree_unflatten(treedef, full)
+
+
+def _is_param_array(leaf) -> bool:
+    """Array leaves of ``params`` (and Python numbers, lifted as ``advect.grad`` lifts them)
+    are differentiated; other leaves (strings, ...) are held fixed."""
+    return isinstance(leaf, bool | int | float | complex | np.ndarray | np.generic) or hasattr(
+        leaf, "__array__")
+
+
+def _param_array(leaf):
+    # a Python int is lifted to float64 as advect.grad lifts it (else its gradient would be
+    # an integer zero); Python bools stay bool
+    if type(leaf) is int:
+        return np.asarray(leaf, dtype=np.float64)
+    return np.asarray(leaf)
 
 
 def _block_shape(d, i: int) -> tuple:

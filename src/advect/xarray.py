@@ -63,6 +63,17 @@ def _same_coords(a: xr.Coordinates, b: xr.Coordinates) -> bool:
     return a is b or a.identical(b)
 
 
+def _coords_difference(a: xr.Coordinates, b: xr.Coordinates) -> str | None:
+    if set(a) != set(b):
+        return f"coordinates {sorted(a, key=str)!r} vs {sorted(b, key=str)!r}"
+    for name in a:
+        if not a[name].variable.identical(b[name].variable):
+            return f"the values or attrs of coordinate {name!r} differ"
+    if not _same_coords(a, b):
+        return "the coordinates' indexes differ"
+    return None
+
+
 class _Leaf:
     """A leaf that is not an array, held where a container's data goes (trees of specs or of
     output markers, ``tree_map`` to other values): structure only, flattening gives it back."""
@@ -127,6 +138,18 @@ class DataArrayLabels:
         return (f"DataArrayLabels({kind}dims={self.dims!r}, coords={list(self.coords)!r}, "
                 f"name={self.name!r})")
 
+    def describe_mismatch(self, other: DataArrayLabels) -> str:
+        """What differs from ``other``, in words (for error messages)."""
+        if self.cls is not other.cls:
+            return f"class {self.cls.__name__} vs {other.cls.__name__}"
+        if self.dims != other.dims:
+            return f"dims {self.dims!r} vs {other.dims!r}"
+        if not _same_attrs(self.name, other.name):
+            return f"name {self.name!r} vs {other.name!r}"
+        if not _same_attrs(self.attrs, other.attrs):
+            return f"attrs {self.attrs!r} vs {other.attrs!r}"
+        return _coords_difference(self.coords, other.coords) or "equal labels"
+
     def build(self, data) -> xr.DataArray:
         data = _as_data(data, self.dims, self.coords.sizes)
         variable = xr.Variable(self.dims, data, dict(self.attrs), fastpath=True)
@@ -136,7 +159,9 @@ class DataArrayLabels:
 
 class DatasetLabels:
     """A Dataset without its data: class, each data variable's name, dims and attrs, the
-    coordinates with indexes, and the dataset's attrs.
+    coordinates with indexes, and the dataset's attrs. The variables' own order is kept to
+    rebuild the dataset (leaves are in sorted name order; the order does not change the
+    structure, as ``Dataset.identical`` ignores it).
 
     Example:
         >>> import numpy as np, xarray as xr
@@ -147,12 +172,13 @@ class DatasetLabels:
         (DatasetLabels(data_vars=['u', 'v'], coords=[]), [[1.0, 1.0], [0.0, 0.0]])
     """
 
-    __slots__ = ("cls", "variables", "coords", "attrs")
+    __slots__ = ("cls", "variables", "order", "coords", "attrs")
 
     def __init__(self, ds: xr.Dataset):
         self.cls = type(ds)
         self.variables = tuple((name, ds[name].dims, dict(ds[name].attrs))
                                for name in sorted(ds.data_vars, key=str))
+        self.order = tuple(ds.data_vars)
         self.coords = _coordinates(ds.coords)
         self.attrs = dict(ds.attrs)
 
@@ -170,11 +196,29 @@ class DatasetLabels:
         names = [name for name, _, _ in self.variables]
         return f"DatasetLabels({kind}data_vars={names!r}, coords={list(self.coords)!r})"
 
+    def describe_mismatch(self, other: DatasetLabels) -> str:
+        """What differs from ``other``, in words (for error messages)."""
+        if self.cls is not other.cls:
+            return f"class {self.cls.__name__} vs {other.cls.__name__}"
+        for (name, dims, attrs), (o_name, o_dims, o_attrs) in zip(self.variables,
+                                                                  other.variables):
+            if name != o_name or dims != o_dims:
+                return f"data variable {name!r} {dims!r} vs {o_name!r} {o_dims!r}"
+            if not _same_attrs(attrs, o_attrs):
+                return f"attrs of {name!r}: {attrs!r} vs {o_attrs!r}"
+        if len(self.variables) != len(other.variables):
+            return (f"data variables {[n for n, _, _ in self.variables]!r} vs "
+                    f"{[n for n, _, _ in other.variables]!r}")
+        if not _same_attrs(self.attrs, other.attrs):
+            return f"attrs {self.attrs!r} vs {other.attrs!r}"
+        return _coords_difference(self.coords, other.coords) or "equal labels"
+
     def build(self, children) -> xr.Dataset:
         data_vars = {}
         for (name, dims, attrs), data in zip(self.variables, children):
             data = _as_data(data, dims, self.coords.sizes)
             data_vars[name] = xr.Variable(dims, data, dict(attrs), fastpath=True)
+        data_vars = {name: data_vars[name] for name in self.order}
         return self.cls(data_vars, coords=self.coords, attrs=dict(self.attrs))
 
 
@@ -202,7 +246,7 @@ def _plain(value, where: str):
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, dict):
-        return {str(k): _plain(v, where) for k, v in value.items()}
+        return {_string(k, f"{where} key"): _plain(v, where) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return type(value)(_plain(v, where) for v in value)
     if isinstance(value, np.ndarray):
@@ -211,9 +255,21 @@ def _plain(value, where: str):
     return value
 
 
-def _encode_array(values: np.ndarray) -> str:
+def _string(name, what: str) -> str:
+    """A name as the saved format holds it; other names would come back as strings, and the
+    restored program would refuse the containers it was staged for."""
+    if not isinstance(name, str):
+        raise TypeError(f"advect.xarray: {what} {name!r} is not a string; saved programs hold "
+                        "only string dims, variable, coordinate and attr names")
+    return name
+
+
+def _encode_array(values: np.ndarray, where: str) -> str:
+    if values.dtype.kind == "O":
+        raise TypeError(f"advect.xarray: {where} holds Python objects (dtype object, e.g. "
+                        "mixed types or time zones), which a saved program cannot hold")
     buffer = io.BytesIO()
-    np.save(buffer, values, allow_pickle=False)  # object arrays are refused here
+    np.save(buffer, values, allow_pickle=False)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -227,8 +283,10 @@ def _encode_coords(coords: xr.Coordinates) -> list:
             raise TypeError(f"advect.xarray: coordinate {name!r} has a "
                             f"{type(index).__name__}; saved programs hold only default "
                             "(pandas) indexes of dimension coordinates")
-    return [[str(name), {"dims": [str(d) for d in var.dims], "values": _encode_array(
-        np.asarray(var.values)), "attrs": _plain(dict(var.attrs), f"coordinate {name!r}")}]
+    return [[_string(name, "coordinate"), {
+        "dims": [_string(d, "dim") for d in var.dims],
+        "values": _encode_array(np.asarray(var.values), f"coordinate {name!r}"),
+        "attrs": _plain(dict(var.attrs), f"coordinate {name!r} attrs")}]
         for name, var in coords.variables.items()]
 
 
@@ -238,7 +296,8 @@ def _decode_coords(items) -> xr.Coordinates:
 
 
 def _encode_dataarray(labels: DataArrayLabels):
-    return {"dims": [str(d) for d in labels.dims], "name": _plain(labels.name, "the name"),
+    return {"dims": [_string(d, "dim") for d in labels.dims],
+            "name": _plain(labels.name, "the name"),
             "attrs": _plain(labels.attrs, "attrs"), "coords": _encode_coords(labels.coords)}
 
 
@@ -251,15 +310,20 @@ def _decode_dataarray(body) -> DataArrayLabels:
 
 
 def _encode_dataset(labels: DatasetLabels):
-    return {"variables": [[str(name), [str(d) for d in dims], _plain(attrs, f"{name!r} attrs")]
+    body = {"variables": [[_string(name, "data variable"), [_string(d, "dim") for d in dims],
+                           _plain(attrs, f"{name!r} attrs")]
                           for name, dims, attrs in labels.variables],
             "attrs": _plain(labels.attrs, "attrs"), "coords": _encode_coords(labels.coords)}
+    if list(labels.order) != [name for name, _, _ in labels.variables]:
+        body["order"] = list(labels.order)  # only when not sorted (names checked above)
+    return body
 
 
 def _decode_dataset(body) -> DatasetLabels:
     labels = DatasetLabels(xr.Dataset())
     labels.variables = tuple((name, tuple(dims), attrs) for name, dims, attrs in
                              body["variables"])
+    labels.order = tuple(body.get("order", [name for name, _, _ in labels.variables]))
     labels.attrs, labels.coords = body["attrs"], _decode_coords(body["coords"])
     return labels
 

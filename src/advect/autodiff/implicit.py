@@ -47,6 +47,17 @@ def _max_abs(leaves: Sequence[Any]) -> float:
     return max(sizes, default=0.0)
 
 
+def _norm(leaves: Sequence[Any]) -> float:
+    """The 2-norm of concrete array leaves taken together."""
+    total = 0.0
+    for x in leaves:
+        xp = namespace_of((x,))
+        x = xp.asarray(x)
+        if x.size:
+            total += float(xp.sum(xp.abs(x) ** 2))
+    return total ** 0.5
+
+
 def _inexact_initial(x):
     """An integer or bool ``initial`` leaf as float64: the root of a real residual is real, so
     the solution must not be cast (truncated) to the integer dtype of its first guess."""
@@ -123,18 +134,23 @@ class _Problem:
                        ops.astype(leaf, dtype=aval.dtype.name))
         return out
 
-    def check_root(self, u: list, p: list, initial: list) -> None:
+    def tolerance(self) -> float:
+        """``eps ** (1/4)`` of the unknowns' precision: how far from exact a callback's result
+        may be before it is refused."""
+        eps = max((np.finfo(a.dtype.name).eps for a in self.u_avals if a.dtype.kind in "fc"),
+                  default=np.finfo(float).eps)
+        return float(eps ** (1 / 4))
+
+    def check_root(self, u: list, p: list, at_initial: float) -> None:
         """Refuse a ``solve`` result that is not a root: the implicit function theorem (and so
         every derivative) holds only at one. The residual must be below ``eps ** (1/4)`` of the
-        problem's scale, the larger of the residual at ``initial`` and ``A u``."""
+        problem's scale, the larger of the residual at ``initial`` (``at_initial``) and
+        ``A u``."""
         size = _max_abs(self.residual_flat(u, p))
         if not size:
             return
-        at_initial = _max_abs(self.residual_flat(initial, p))
         scale = max(at_initial, _max_abs(self.jvp_u(u, p, u)))
-        eps = max((np.finfo(a.dtype.name).eps for a in self.u_avals if a.dtype.kind in "fc"),
-                  default=np.finfo(float).eps)
-        if not size <= eps ** (1 / 4) * scale:  # also refuses a NaN residual
+        if not size <= self.tolerance() * scale:  # also refuses a NaN residual
             raise ImplicitSolveError(
                 f"implicit_root: solve did not converge: the residual at its result is "
                 f"{size:.3g} (largest entry; {at_initial:.3g} at `initial`), so the result is "
@@ -150,6 +166,23 @@ class _Problem:
                                      ) from e
         return self.checked(name, result)
 
+    def check_solution(self, name: str, operator: str, apply: Callable, x: list,
+                       b: list) -> None:
+        """Refuse a linear solver's ``x`` unless ``apply(x)`` (``operator``: ``A x`` or
+        ``A^T x``) matches ``b`` to ``eps ** (1/4)`` relative to the larger of ``|b|`` and
+        ``|A x|`` (2-norms): a solver that returns a wrong answer without failing would give
+        wrong derivatives."""
+        ax = [_concrete(leaf) for leaf in apply(x)]
+        size = _norm([ops.subtract(a, c) for a, c in zip(ax, b)])
+        if not size:
+            return
+        scale = max(_norm(b), _norm(ax))
+        if not size <= self.tolerance() * scale:  # also refuses a NaN
+            raise ImplicitSolveError(
+                f"implicit_root: {name} returned a wrong solution: |{operator} - b| = "
+                f"{size:.3g} for |b| = {_norm(b):.3g} (2-norms), so the derivatives would be "
+                "wrong")
+
 
 # --- the tape-only solve op ----------------------------------------------------------------------
 
@@ -160,17 +193,20 @@ def _implicit_solve_abstract(*avals, problem, transposed):
 def _implicit_solve_impl(xp, *args, problem, transposed):
     u, p, b = problem.split(args)
     rhs = tree_unflatten(problem.u_def, b)
-    if not transposed:
-        def matvec(v):
-            return tree_unflatten(problem.u_def, problem.jvp_u(u, p, tree_flatten(v)[0]))
-        return tuple(problem.call("linear_solve", problem.linear_solve, matvec, rhs))
+    apply = problem.vjp_u if transposed else problem.jvp_u
 
-    def rmatvec(w):
-        return tree_unflatten(problem.u_def, problem.vjp_u(u, p, tree_flatten(w)[0]))
-    if problem.transpose_solve is None:
-        return tuple(problem.call("linear_solve (transposed operator)", problem.linear_solve,
-                                  rmatvec, rhs))
-    return tuple(problem.call("transpose_solve", problem.transpose_solve, rmatvec, rhs))
+    def matvec(v):
+        return tree_unflatten(problem.u_def, apply(u, p, tree_flatten(v)[0]))
+    if not transposed:
+        name, callback = "linear_solve", problem.linear_solve
+    elif problem.transpose_solve is None:
+        name, callback = "linear_solve (transposed operator)", problem.linear_solve
+    else:
+        name, callback = "transpose_solve", problem.transpose_solve
+    x = problem.call(name, callback, matvec, rhs)
+    problem.check_solution(name, "A^T x" if transposed else "A x", lambda x: apply(u, p, x),
+                           x, b)
+    return tuple(x)
 
 
 def _subtract(db, c):
@@ -212,9 +248,18 @@ def _root(problem: _Problem, p: list, initial: list) -> list:
     """The solution's leaves, differentiable w.r.t. the dynamic params ``p``."""
     trace = innermost_trace(p)
     if trace is None:
+        # checks residual(initial, params) against the unknowns' structure and shapes first
+        # (ValueError), so a mismatch is not reported as a failure of the solver
+        at_initial = problem.residual_flat(initial, p)
+        if any(isinstance(r, Tracer) for r in at_initial):
+            raise TracingError(
+                "implicit_root: residual(u, params) depends on a traced value that is not in "
+                "params (a closure over a differentiated input?); derivatives flow only "
+                "through params, so pass that value in params")
+        at_initial = _max_abs(at_initial)
         f = lambda u: problem.residual(u, problem.params(p))  # noqa: E731
         u = problem.call("solve", problem.solve, f, tree_unflatten(problem.u_def, initial))
-        problem.check_root(u, p, initial)
+        problem.check_root(u, p, at_initial)
         return u
     if type(trace) is not JVPTrace:
         raise TracingError("implicit_root: the solver runs on concrete values, so a root cannot "
@@ -279,7 +324,12 @@ def implicit_root(residual: Callable, *, solve: Callable, linear_solve: Callable
     def root(params, *, initial):
         init_leaves, init_def = tree_flatten(initial)
         # no derivative flows to `initial`
-        init_leaves = [_inexact_initial(_concrete(x)) for x in init_leaves]
+        try:
+            init_leaves = [_inexact_initial(_concrete(x)) for x in init_leaves]
+        except TracingError:
+            raise TracingError("implicit_root: `initial` is a staged value, but the solver runs "
+                               "on concrete values, so a root cannot be staged; call it in a "
+                               "dynamic transform (grad, jvp, ...) instead") from None
         problem = _Problem(callbacks, params, tree_unflatten(init_def, init_leaves))
         leaves = tree_flatten(params)[0]
         u = _root(problem, [leaves[i] for i in problem.p_dynamic], init_leaves)

@@ -91,6 +91,8 @@ def root_solver(*, method: str | None = None,
         if flat.dtype.kind == "c":
             raise ImplicitSolveError("root_solver: scipy.optimize.root solves real systems; "
                                      "split complex unknowns into real and imaginary parts")
+        if flat.size == 0:  # no unknowns: nothing to solve (SciPy refuses an empty x0)
+            return initial
 
         def fun(x):
             return flat.pack(f(flat.unpack(x)))

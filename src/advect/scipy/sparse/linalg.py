@@ -47,6 +47,8 @@ def gmres_solver(*, rtol: float = 1e-5, atol: float = 0.0,
     """
     def linear_solve(matvec: Callable, b: Any) -> Any:
         flat = FlatVector(b, "gmres_solver")
+        if flat.size == 0:  # an empty system (SciPy refuses a 0 x 0 operator)
+            return b
         operator = scipy.sparse.linalg.LinearOperator(
             (flat.size, flat.size), dtype=flat.dtype,
             matvec=lambda v: np.asarray(flat.pack(matvec(flat.unpack(np.ravel(v))))))
