@@ -100,6 +100,10 @@ def _asarray(ctx, obj, /, *, dtype=None, device=None, copy=None):
         raise ValueError("asarray: copy=False cannot be honoured for this input")
     out = _as_traced(ctx, obj)
     check_device(out, device, "asarray")
+    if isinstance(out, Tracer) and aval_of(out).weak:  # a traced Python scalar (x.item()):
+        # the array the provider makes of that Python scalar, which promotes as an array
+        example = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[aval_of(out).dtype.kind]
+        out = ops.astype(out, dtype=numpy_dtype(ctx.xp.asarray(example).dtype).name)
     if dtype is not None:
         out = cast(out, numpy_dtype(dtype))
     return owned_copy(out) if copy and out is obj else out

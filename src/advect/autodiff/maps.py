@@ -178,8 +178,10 @@ def _leaves_up_to(treedef, value, out: list, whole, what: str, of: str) -> None:
         return
     if node.kind is not treedef.kind or node.aux != treedef.aux or len(children) != len(
             treedef.children):
+        differ = getattr(treedef.aux, "describe_mismatch", None)  # advect.xarray labels
+        detail = f": {differ(node.aux)}" if differ and node.kind is treedef.kind else ""
         raise TypeError(f"{what} structure {tree_flatten(whole)[1]!r} does not match the "
-                        f"{of} structure {treedef!r} (None stands for a zero {what})")
+                        f"{of} structure {treedef!r}{detail} (None stands for a zero {what})")
     for child_def, child in zip(treedef.children, children):
         _leaves_up_to(child_def, child, out, whole, what, of)
 

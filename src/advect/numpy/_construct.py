@@ -34,8 +34,10 @@ def _build(obj, dtype):
                  for p in parts]
         return ops.concat(*(ops.expand_dims(p, axes=(0,)) for p in parts), axis=0)
     if isinstance(obj, Tracer):
-        return obj if dtype is None or aval_of(obj).dtype == np.dtype(dtype) else ops.astype(
-            obj, dtype=np.dtype(dtype).name)
+        aval = aval_of(obj)  # a traced Python scalar (weak) becomes a NumPy array, as eagerly
+        if aval.weak or dtype is not None and aval.dtype != np.dtype(dtype):
+            return ops.astype(obj, dtype=np.dtype(aval.dtype if dtype is None else dtype).name)
+        return obj
     return np.asarray(obj, dtype=dtype)
 
 

@@ -13,7 +13,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..providers import namespace_of
-from ._mutation import mark_array, mark_view
+from ._mutation import INPUT, mark_array, mark_view, marks_array
 
 __all__ = ["normalize_index", "getitem", "check_broadcast"]
 
@@ -207,19 +207,32 @@ def getitem(x, key):
     writes to ``x`` make it stale) unless it picks one element by integers alone, which NumPy
     gives as a scalar copy."""
     index = _basic_index(x.shape, key)
-    arrays = []
+    arrays, view = [], True
     if index is None:
         x, key = _scalar_masks(x, key)
         index, arrays = _advanced_index(x.shape, key)
+        view = _numpy_basic(key, arrays)
     if not index:
         if x.shape or (x._mut is None) is not _has_ellipsis(key):
             return x  # y[:], a[...] of a 0-d array and s[()] of a scalar: x itself, as a view
         # a[()] of a 0-d array is a scalar copy; s[...] of a scalar, a new 0-d array
         return mark_array(x._clone()) if x._mut is None else x._clone()
     out = ops.gather(x, *arrays, index=index)
-    if not arrays and (out.shape or _has_ellipsis(key)):
-        mark_view(x, out, index)  # y[0, ...] is a 0-d view in NumPy, y[0] a scalar copy
+    if view and (out.shape or _has_ellipsis(key)):
+        mark_view(x, out, index, arrays)  # y[0, ...] is a 0-d view in NumPy, y[0] a scalar copy
     return out
+
+
+def _numpy_basic(key, arrays) -> bool:
+    """Whether NumPy reads the normalized ``key`` as a basic index (its result a view): no
+    index arrays but traced 0-d integers standing for NumPy integer scalars
+    (``y[np.argmax(x)]``) or Python ones (an input), and no 0-d ndarray (``y[np.array(1)]``
+    is an advanced index)."""
+    for a in arrays:
+        if not isinstance(a, Tracer) or a.shape or marks_array(a._mut) and not (
+                a._mut is INPUT and a._weak()):
+            return False
+    return not any(isinstance(k, np.ndarray) for k in (key if type(key) is tuple else (key,)))
 
 
 def _has_ellipsis(key) -> bool:

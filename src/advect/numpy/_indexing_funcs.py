@@ -31,7 +31,7 @@ from ._functions import (
     take_axis,
 )
 from ._indexing import check_broadcast
-from ._mutation import READ_ONLY, assign_inplace, mark_view, numpy_scalar
+from ._mutation import READ_ONLY, assign_inplace, check_sequential, mark_view, numpy_scalar
 from ._shaping import _broadcast_arrays, _resize
 
 
@@ -312,6 +312,7 @@ def _fill_diagonal(a, val, wrap=False):
         step = 1 + int(np.cumprod(shape[:-1]).sum())
         end = None
     positions = np.arange(math.prod(shape))[:end:step]
+    check_sequential(a, positions, val, "numpy.fill_diagonal")  # NumPy's a.flat[::step] = val
     values = _resize(operand(val), (positions.size,))
     new = ops.scatter(_ravel(a), values, positions, index=("array",))
     assign_inplace(a, _reshape(new, shape), "numpy.fill_diagonal")

@@ -281,6 +281,9 @@ class ArrayTracer(Tracer):
     def __complex__(self):
         return complex(scalar_conversion(self, "complex"))
 
+    def __trunc__(self):  # math.trunc: as int() (math.floor and math.ceil go through float())
+        return int(scalar_conversion(self, "math.trunc"))
+
     def __index__(self):
         value = scalar_conversion(self, "operator.index")
         if np.asarray(value).dtype.kind not in "iub":
@@ -395,7 +398,14 @@ class ArrayTracer(Tracer):
     __rrshift__ = _binary(ops.bitwise_right_shift, reflected=True)
 
     def __round__(self, ndigits=None):
-        return np.round(self, decimals=ndigits or 0)
+        if ndigits is None and not self.shape and self.aval.dtype.kind in "fiu":
+            # round(np.float64(2.5)) and round(2.5) are the Python int 2
+            rounded = ops.astype(np.round(self), dtype="int64")
+            return ops.python_scalar(rounded, dtype="int64")
+        out = np.round(self, decimals=ndigits or 0)
+        if self._weak() and self.aval.dtype.kind in "fiu":  # round(2.567, 2) is a Python float
+            out = ops.python_scalar(out, dtype=self.aval.dtype.name)
+        return out
 
     def __copy__(self):
         return owned_copy(self)
@@ -511,8 +521,8 @@ class ArrayTracer(Tracer):
     def clip(self, min=None, max=None, out=None, **kw):
         return np.clip(self, min, max, out=out, **kw)
 
-    def conj(self):
-        return np.conjugate(self)
+    def conj(self):  # NumPy's method returns a real array itself (np.conjugate, a new array)
+        return np.conjugate(self) if self.dtype.kind == "c" else self
 
     conjugate = conj
 

@@ -33,7 +33,9 @@ from ..errors import MutationError, StaleViewError, TracingError
 
 __all__ = ["INPUT", "ARRAY", "READ_ONLY", "View", "Flat", "mark_view", "mark_array", "marks_array",
            "array_result", "setitem", "assign_inplace", "owned_copy", "check_writable",
-           "write_plain", "numpy_scalar"]
+           "write_plain", "numpy_scalar", "same_root", "root_positions",
+           "read_after_write",
+           "check_sequential"]
 
 INPUT = "input"  # the _mut marker of a transform's inputs and their views: never writable
 ARRAY = "array"  # the _mut marker of an owned 0-d ndarray (not a NumPy scalar): writable
@@ -61,16 +63,18 @@ class ReadOnlyViewError(MutationError, ValueError):
 class View:
     """How a view was taken: from ``parent`` with the gather ``index`` (None: a transformed
     view such as ``.T``, which cannot be written through; ``READ_ONLY``: a view NumPy makes
-    read-only)."""
+    read-only) and its ``arrays``: the traced 0-d integers of the index (``y[np.argmax(x)]``,
+    an integer to NumPy), copies taken with the view (so ``i += 1`` does not move it)."""
 
-    __slots__ = ("parent", "index")
+    __slots__ = ("parent", "index", "arrays")
 
-    def __init__(self, parent, index):
+    def __init__(self, parent, index, arrays=()):
         self.parent = parent
         self.index = index
+        self.arrays = arrays
 
 
-def mark_view(parent, out, index) -> None:
+def mark_view(parent, out, index, arrays=()) -> None:
     """Record that ``out`` is a view of ``parent`` (``index`` None for a transformed view,
     ``READ_ONLY`` for a read-only one). A view already recorded keeps its first record."""
     mut = out._mut
@@ -79,7 +83,7 @@ def mark_view(parent, out, index) -> None:
     if parent._mut is INPUT:  # never writable (nor written): a read-only one says so as NumPy
         out._mut = View(parent, READ_ONLY) if index is READ_ONLY else INPUT
         return
-    out._mut = View(parent, index)
+    out._mut = View(parent, index, tuple(a._clone() for a in arrays) if arrays else ())
     try:
         views = parent._views
     except AttributeError:  # the first view of this parent
@@ -162,6 +166,10 @@ def check_writable(x, what: str) -> None:
     if not x._trace.alive:
         raise x._trace.dead_error(what)
     mut = x._mut
+    if mut is None and not x.shape:  # a write into it would reach its aliases (w = v)
+        raise TypeError(f"{what}: the destination stands for a NumPy scalar (as np.sum(x) and "
+                        "y[0] give), which NumPy cannot write either; write into a 0-d array "
+                        "(np.zeros((), like=x), y[0, ...]) instead")
     while type(mut) is View:
         if mut.index is READ_ONLY:
             raise ReadOnlyViewError(
@@ -196,7 +204,7 @@ def _commit(x, new) -> None:
     child, mut = x, x._mut
     while type(mut) is View:
         parent = mut.parent
-        _repoint(parent, ops.scatter(parent, child, index=mut.index))
+        _repoint(parent, ops.scatter(parent, child, *mut.arrays, index=mut.index))
         _invalidate(parent, keep=child)
         child, mut = parent, parent._mut
 
@@ -298,6 +306,66 @@ def write_plain(target, what: str):
         "y = np.zeros_like(x), or np.zeros(shape, like=x)")
 
 
+def _view_chain(x) -> list:
+    """The views from ``x`` up (``View`` records), then the array they all view."""
+    chain, mut = [], x._mut
+    while type(mut) is View:
+        chain.append(mut)
+        x, mut = mut.parent, mut.parent._mut
+    return [*chain, x] if chain else []
+
+
+def same_root(x, y) -> bool:
+    """Whether the traced arrays ``x`` and ``y`` are, or view, the same array."""
+    if not (isinstance(x, Tracer) and isinstance(y, Tracer)):
+        return False
+    return (_view_chain(x) or [x])[-1] is (_view_chain(y) or [y])[-1]
+
+
+def root_positions(x):
+    """``(root, positions)``: the array that ``x`` is or views (None where ``x`` is no traced
+    array) and the flat positions of ``x``'s elements in it, an integer array of ``x``'s shape
+    (None where a view on the way cannot say: a transformed or read-only one, a traced index)."""
+    if not isinstance(x, Tracer):
+        return None, None
+    chain = _view_chain(x)
+    x = chain.pop() if chain else x
+    if any(v.index is None or v.index is READ_ONLY or v.arrays for v in chain):
+        return x, None
+    positions = np.arange(x.size).reshape(x.shape)
+    for view in reversed(chain):
+        positions = positions[ops.indexing.index_key(view.index, ())]
+    return x, positions
+
+
+def read_after_write(what: str, name: str) -> StaleViewError:
+    return StaleViewError(
+        f"{what} writes its destination in order, and {name} views memory that an earlier part "
+        "of that write changed, which NumPy then reads changed; Advect's values never change "
+        "(the view is stale): copy it first (v = v.copy())")
+
+
+def check_sequential(x, written, value, what: str) -> None:
+    """NumPy writes ``x.flat[key] = value`` (and ``np.fill_diagonal``) element by element, in the
+    order of the flat positions ``written`` of ``x``, reading ``value`` (flattened, repeated) as
+    it goes: where ``value`` views an element that an earlier write changed, NumPy reads the new
+    one. Raise :class:`StaleViewError` then (where the positions are known)."""
+    root, source = root_positions(value)
+    if root is None or written is None:
+        return
+    target_root, target = root_positions(x)
+    if target_root is not root or source is None or target is None or not source.size:
+        return
+    t = target.ravel()[written].ravel()
+    order = np.arange(t.size)
+    s = source.ravel()[order % source.size]
+    changes = t != s  # an element written with itself changes nothing
+    first = np.full(root.size, t.size)
+    np.minimum.at(first, t[changes], order[changes])
+    if np.any(first[s] < order):
+        raise read_after_write(what, "the value")
+
+
 class Flat:
     """``x.flat``: flat-index reads, and writes into ``x`` itself (functionalized)."""
 
@@ -311,6 +379,12 @@ class Flat:
 
     def __setitem__(self, key, value):
         x = self._x
+        if same_root(value, x):  # NumPy reads the value as it writes
+            try:
+                written = np.arange(x.size)[key]
+            except (TypeError, IndexError, ValueError, TracingError):  # a traced key
+                written = None
+            check_sequential(x, written, value, "x.flat[...] = value")
         flat = owned_copy(np.ravel(x))
         flat[key] = value
         if numpy_scalar(x):  # NumPy writes a temporary copy of a scalar

@@ -20,7 +20,8 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
-from ._mutation import assign_inplace, write_plain
+from ..errors import AdvectError
+from ._mutation import assign_inplace, read_after_write, root_positions, same_root, write_plain
 
 __all__ = ["out_position", "call_with_out"]
 
@@ -114,7 +115,38 @@ def call_with_out(func, impl, position: int, args: tuple, kwargs: dict):
             raise TypeError(f"numpy.{name}: out= must be an array, not a tuple")
         out = out[0]
     result = impl(*args, **kwargs)
+    if name in _OUT_OR_DTYPE:
+        _check_pieces(name, out, args[0] if args else kwargs.get("arrays"),
+                      args[1] if len(args) > 1 else kwargs.get("axis", 0))
     return write_result(out, result, _casting(name, kwargs), f"numpy.{name}(out=...)")
+
+
+def _check_pieces(name: str, out, arrays, axis) -> None:
+    """NumPy's concatenate and stack copy their inputs into ``out`` one after another: an input
+    that views memory an earlier input's part of ``out`` overwrote is read changed. Raise
+    :class:`StaleViewError` then, as for any view used after its array was written."""
+    if not isinstance(arrays, list | tuple) or not any(
+            k and same_root(a, out) for k, a in enumerate(arrays)):
+        return
+    try:  # each element's input, as NumPy lays them out
+        ids = (np.stack if name == "stack" else np.concatenate)(
+            [np.full(a.shape if isinstance(a, Tracer) else np.shape(a), k)
+             for k, a in enumerate(arrays)], axis=axis)
+    except (TypeError, ValueError, AdvectError):  # a list of traced values
+        return
+    root, target = root_positions(out)
+    if target is None or target.size != ids.size:
+        return  # positions unknown, or a shape NumPy refuses (write_result raises)
+    target, ids = target.ravel(), ids.ravel()
+    first = np.full(root.size, len(arrays))  # the first input that changes each element
+    for k, a in enumerate(arrays):
+        source = root_positions(a)[1] if same_root(a, out) else None
+        if source is not None and np.any(first[source] < k):
+            raise read_after_write(f"numpy.{name}(out=...)", f"input {k}")
+        written = target[ids == k]
+        if source is not None:  # an element written with itself does not change
+            written = written[written != source.ravel()]
+        first[written] = np.minimum(first[written], k)
 
 
 def _casting(name: str, kwargs: dict) -> str:

@@ -24,8 +24,11 @@ from ..numpy._mutation import mark_array
 from ..providers import device_of, is_array, namespace_of
 from ..pytree import (
     LEAF,
+    Static,
     TreeDef,
+    format_path,
     tree_flatten,
+    tree_flatten_with_paths,
     tree_structure_in_order,
     tree_unflatten,
 )
@@ -45,7 +48,7 @@ from .specs import (
     is_spec,
     spec_of_example,
 )
-from .trace import generators_untouched, stage_trace_of, trace_graph
+from .trace import generators_untouched, refuse_drawn_statics, stage_trace_of, trace_graph
 
 __all__ = ["stage", "StagedProgram", "ArraySpec", "StaticSpec", "AbstractValue",
            "OptimizationReport", "PassReport", "Constant", "SUPPORTED_API_VERSIONS",
@@ -481,6 +484,7 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
     start = time.perf_counter() if start is None else start
     specs, in_def = tree_flatten((tuple(pos), dict(kw)), is_leaf=is_spec)
     in_avals = [s.aval for s in specs if isinstance(s, ArraySpec)]
+    paths = tree_flatten_with_paths((tuple(pos), dict(kw)), is_leaf=is_spec)[0]
 
     returned = []  # the output's structure, dicts in the order the function built them
 
@@ -489,6 +493,10 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
         leaves = [next(it) if isinstance(s, ArraySpec) else _static_copy(s) for s in specs]
         args, kwargs = tree_unflatten(in_def, leaves)
         out = function(*args, **kwargs)
+        statics = [(f"argument{format_path(path[1:])}", s.value, leaf)
+                   for (path, s), leaf in zip(paths, leaves) if isinstance(s, StaticSpec)]
+        _static_nodes(in_def, (args, kwargs), (), statics)
+        refuse_drawn_statics(statics)
         returned.append(tree_structure_in_order(out))
         return out
 
@@ -507,6 +515,22 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
                              out_python=python, version=version, report=report,
                              seconds=time.perf_counter() - start, name=name, xp=xp,
                              out_scalars=scalars)
+
+
+def _static_nodes(treedef: TreeDef, value, path: tuple, out: list) -> None:
+    """Append ``(where, staged value, received value)`` for each ``static(...)`` node of
+    ``treedef`` in the arguments ``value`` the function received."""
+    if treedef.kind is Static:
+        out.append((f"argument{format_path(path[1:])}", treedef.aux.value, value.value))
+    elif treedef.kind is not None and _has_static(treedef):
+        children = tree_flatten(value, is_leaf=lambda v: v is not value)[0]
+        keys = treedef.aux if treedef.kind is dict else range(len(children))
+        for key, child_def, child in zip(keys, treedef.children, children):
+            _static_nodes(child_def, child, (*path, key), out)
+
+
+def _has_static(treedef: TreeDef) -> bool:
+    return treedef.kind is Static or any(_has_static(c) for c in treedef.children)
 
 
 @contextmanager

@@ -229,6 +229,8 @@ def spec_of_example(leaf, where: str):
         return ArraySpec((), _WEAK_DTYPE[type(leaf)], weak=True)
     if isinstance(leaf, Tracer):
         aval = aval_of(leaf)
+        if aval.weak:  # a traced Python scalar: a weak slot, as for the Python scalar
+            return ArraySpec((), aval.dtype, weak=True)
         device = aval.device
         if device is not None:  # recorded only off the provider's default device
             default = default_device(provider_of(leaf))
@@ -262,6 +264,7 @@ def leaves_up_to(treedef: TreeDef, value, path: tuple, out: list) -> None:
             children) != len(treedef.children):
         where = f"argument{format_path(path)}"
         if treedef.kind is Static and isinstance(value, Static):
+            _refuse_identity(treedef.aux.value, where)
             raise TypeError(f"{where}: the static value {value.value!r} differs from the staged "
                             f"{treedef.aux.value!r}; stage the function again for another value")
         if treedef.kind is Static:
@@ -273,8 +276,10 @@ def leaves_up_to(treedef: TreeDef, value, path: tuple, out: list) -> None:
             f" with metadata {treedef.aux!r}" if node.kind is treedef.kind else "")
         got = _describe(value)
         if node.kind is treedef.kind and node.kind not in (dict, tuple, list):
+            differ = getattr(treedef.aux, "describe_mismatch", None)  # advect.xarray labels
             got = f"one with metadata {node.aux!r}" + (
-                " (their values differ)" if repr(node.aux) == repr(treedef.aux) else "")
+                f" ({differ(node.aux)})" if differ else " (their values differ)"
+                if repr(node.aux) == repr(treedef.aux) else "")
         raise TypeError(f"{where} does not match the staged signature: expected a "
                         f"{expected}{keys}, got {got}")
     keys = treedef.aux if treedef.kind is dict else range(len(children))
@@ -315,7 +320,15 @@ def _traced_leaf(spec: ArraySpec, value: Tracer, where: str) -> Tracer:
     since ``ad.grad`` lifts a Python int input to a float (the graph then computes with it)."""
     aval = aval_of(value)
     if aval.shape == spec.shape and aval.dtype == spec.dtype:
-        return value
+        if aval.weak == spec.weak:
+            return value
+        # a Python scalar for an array slot, or a NumPy scalar for a Python-scalar slot: the
+        # graph would promote it as the other kind (as a concrete call, refused)
+        got = f"a traced Python {PYTHON_SCALAR[aval.dtype.kind].__name__}" if aval.weak \
+            else f"a traced array of {aval!r}"
+        raise ValueError(f"{where}: expected {spec.describe()}, got {got}; "
+                         + ("pass np.asarray(value, like=value) with the staged dtype"
+                            if aval.weak else "pass a Python scalar (.item())"))
     slot, kind = spec.dtype.kind, aval.dtype.kind
     if spec.weak and aval.weak and aval.shape == ():
         if PYTHON_SCALAR[kind] in _WEAK_WIDENING.get(slot, ()):
@@ -336,6 +349,7 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
         if isinstance(value, StaticSpec):
             value = value.value
         if not same_value(value, spec.value):
+            _refuse_identity(spec.value, where)
             raise TypeError(f"{where}: the static value {value!r} differs from the staged "
                             f"{spec.value!r}; stage the function again for another value")
         return None
@@ -469,3 +483,18 @@ def flat_operands(checks: tuple, args: tuple, kwargs: dict) -> list | None:
         elif not (value is a or same_value(value, a)):
             return None
     return operands
+
+
+def _refuse_identity(staged, where: str) -> None:
+    """Explain a static mismatch where the staged value is a snapshot that no call can match:
+    one whose class compares by identity (the snapshot is a deep copy of what was passed)."""
+    try:
+        copied = copy.deepcopy(staged)
+    except Exception:  # a value that cannot be copied again: it matches only itself
+        copied = object()
+    if not same_value(staged, copied):
+        raise TypeError(
+            f"{where}: the staged static value {staged!r} is a snapshot (a deep copy) that no "
+            f"value compares equal to: {type(staged).__name__} compares by identity. Give its "
+            "class an __eq__ (a frozen dataclass), or pass the fields the function reads as "
+            "static values or arrays instead")

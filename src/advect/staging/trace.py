@@ -30,7 +30,8 @@ from ..pytree import TreeDef, tree_flatten
 from .graph import Graph, Literal, Node
 
 __all__ = ["StageTrace", "StageTracer", "AmbientRandomnessError", "StagedIterationError",
-           "trace_graph", "no_ambient_randomness", "generators_untouched", "stage_trace_of"]
+           "trace_graph", "no_ambient_randomness", "generators_untouched", "stage_trace_of",
+           "refuse_drawn_statics"]
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -184,7 +185,7 @@ class StageTracer(ArrayTracer):
 
 # NumPy functions whose __array_function__ dispatcher returns the array itself, so that NumPy's
 # C code iterates over it (into a list of candidate arguments) before dispatching to Advect
-_DISPATCH_ITERATES = frozenset({"poly", "roots"})
+_DISPATCH_ITERATES = frozenset({"poly", "roots", "concatenate"})
 
 
 def _numpy_iterates(frame) -> bool:
@@ -374,13 +375,23 @@ def _set_state(obj, state) -> None:
 
 
 def _generators_of(function) -> list[tuple[str, object]]:
-    """Random generators the function names directly: closure cells and globals it reads.
-    (NumPy's global RandomState is not watched: other threads may draw from it meanwhile.)"""
+    """Random generators the function names directly: closure cells, default arguments and
+    globals it reads (also in the functions it defines), through ``functools.partial`` (and
+    the generators it binds) and a callable object's ``__call__``. (NumPy's global RandomState
+    is not watched: other threads may draw from it meanwhile.)"""
     kinds = _GENERATOR_KINDS
     found: list[tuple[str, object]] = []
+    while isinstance(function, functools.partial):
+        found.extend((str(k), v) for k, v in [*enumerate(function.args),
+                                              *function.keywords.items()] if isinstance(v, kinds))
+        function = function.func
     code = getattr(function, "__code__", None)
     if code is None:
-        return found
+        call = type(function).__call__ if callable(function) else None  # an object's
+        code = getattr(call, "__code__", None)
+        if code is None:
+            return found
+        function = call
     for name, cell in zip(code.co_freevars, getattr(function, "__closure__", None) or ()):
         try:
             value = cell.cell_contents
@@ -388,8 +399,15 @@ def _generators_of(function) -> list[tuple[str, object]]:
             continue
         if isinstance(value, kinds):
             found.append((name, value))
+    defaults = getattr(function, "__defaults__", None) or ()
+    named = dict(zip(code.co_varnames[code.co_argcount - len(defaults):code.co_argcount],
+                     defaults)) | (getattr(function, "__kwdefaults__", None) or {})
+    found.extend((name, v) for name, v in named.items() if isinstance(v, kinds))
     namespace = getattr(function, "__globals__", {})
-    for name in code.co_names:
+    codes = [code]
+    for c in codes:  # the function's code and the code of the functions it defines
+        codes.extend(k for k in c.co_consts if isinstance(k, type(code)))
+    for name in dict.fromkeys(n for c in codes for n in c.co_names):
         value = namespace.get(name)
         if isinstance(value, kinds):
             found.append((name, value))
@@ -405,15 +423,28 @@ def generators_untouched(function) -> Iterator[None]:
         yield
         failed = False
     finally:
-        for name, g, state in watched:
-            if not _same_state(_state(g), state):
-                _set_state(g, state)
-                if not failed:
-                    raise AmbientRandomnessError(
-                        f"the random generator {name!r} was used while staging: its numbers "
-                        "would be frozen into the program and repeat on every call. Draw them "
-                        "outside and pass them in as an input (ArraySpec), or use a dynamic "
-                        "transform")
+        used = [(name, g, state) for name, g, state in watched
+                if not _same_state(_state(g), state)]
+        for _, g, state in used:  # every one rewound before raising
+            _set_state(g, state)
+        if used and not failed:
+            raise _drawn_error(f"the random generator {used[0][0]!r}")
+
+
+def refuse_drawn_statics(statics: list[tuple[str, object, object]]) -> None:
+    """Raise if the function drew numbers from a generator passed as a static value:
+    ``(where, staged value, the copy the function received)`` triples."""
+    for where, value, received in statics:
+        if isinstance(value, _GENERATOR_KINDS) and type(received) is type(value) \
+                and not _same_state(_state(received), _state(value)):
+            raise _drawn_error(f"the random generator passed as the static value {where}")
+
+
+def _drawn_error(what: str) -> AmbientRandomnessError:
+    return AmbientRandomnessError(
+        f"{what} was used while staging: its numbers would be frozen into the program and "
+        "repeat on every call. Draw them outside and pass them in as an input (ArraySpec), "
+        "or use a dynamic transform")
 
 
 # --- tracing a function --------------------------------------------------------------------------
