@@ -481,9 +481,9 @@ def _sinc_abstract(x: Aval, **_) -> Aval:
 
 
 def _sinc_impl(xp, x):
-    if xp is np:
-        return np.sinc(x)  # NumPy's own bits
-    y = xp.multiply(math.pi, x)  # NumPy's algorithm: its dtype's eps stands in for 0
+    # NumPy 2.1+'s algorithm, so its bits on every provider: the dtype's eps stands in for 0
+    # (NumPy 2.0's 1e-20 underflows in float16, where its sinc(0) is NaN)
+    y = xp.multiply(math.pi, xp.asarray(x) if xp is np else x)
     dtype = aval_of(y).dtype
     y = xp.where(y == 0, float(np.finfo(dtype).eps) if dtype.kind == "f" else 1e-20, y)
     return xp.sin(y) / y
