@@ -202,6 +202,9 @@ def test_a_custom_primitive_transpose_inf_is_named_by_the_primitive():
     assert "test_probe_precision_2.py" in info.value.location
 
 
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.1.0",
+                    reason="NumPy 2.0 computes sinc otherwise (its float16 sinc(0) is NaN); "
+                    "Advect follows 2.1+")
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_sinc_values_are_numpys_bits_near_zero(dtype):
     # the series serves the derivatives only: the values are NumPy's own, in both lifetimes
