@@ -14,34 +14,9 @@ import pytest
 
 import advect as ad
 from advect.testing import check_grads
+from refusals import into, owned, raised
 
 X = np.arange(1.0, 7.0).reshape(2, 3) + np.array([[0.1, 0.7, 0.3], [0.9, 0.2, 0.5]])
-
-
-def _raised(call):
-    try:
-        call()
-    except Exception as error:  # noqa: BLE001 (the class is what the tables compare)
-        return error
-    return None
-
-
-def _owned(write):
-    """``write`` applied to an owned copy of the input, which is returned."""
-    def f(x):
-        y = x.copy()
-        write(y, x)
-        return y
-    return f
-
-
-def _into(shape, dtype, call):
-    """``call(x, out)`` with ``out`` a fresh traced array of ``shape`` and ``dtype``."""
-    def f(x):
-        out = np.zeros(shape, dtype=dtype, like=x)
-        call(x, out)
-        return out * 1.0
-    return f
 
 
 BAD = {
@@ -90,16 +65,16 @@ BAD = {
     "polyfit_2d_x": lambda x: np.polyfit(x, x, 1),
     "polyfit_lengths_differ": lambda x: np.polyfit(x[0], x[1, :2], 1),
     "polyfit_2d_weights": lambda x: np.polyfit(x[0], x[1], 1, w=x),
-    "fill_with_an_array": _owned(lambda y, x: y.fill(np.ones(3))),
+    "fill_with_an_array": owned(lambda y, x: y.fill(np.ones(3))),
     # out=: a tuple, out with dtype, and argmax's casting rule
-    "sum_out_tuple": _into((3,), float, lambda x, o: np.sum(x, axis=0, out=(o,))),
-    "take_out_tuple": _into((2,), float, lambda x, o: np.take(x, [0, 1], out=(o,))),
-    "concatenate_out_and_dtype": _into((4, 3), float, lambda x, o: np.concatenate(
+    "sum_out_tuple": into((3,), float, lambda x, o: np.sum(x, axis=0, out=(o,))),
+    "take_out_tuple": into((2,), float, lambda x, o: np.take(x, [0, 1], out=(o,))),
+    "concatenate_out_and_dtype": into((4, 3), float, lambda x, o: np.concatenate(
         [x, x], out=o, dtype=np.float64)),
-    "stack_out_and_dtype": _into((2, 2, 3), float, lambda x, o: np.stack(
+    "stack_out_and_dtype": into((2, 2, 3), float, lambda x, o: np.stack(
         [x, x], out=o, dtype=np.float64)),
-    "argmax_out_float": _into((3,), float, lambda x, o: np.argmax(x, axis=0, out=o)),
-    "argmin_out_uint64": _into((3,), np.uint64, lambda x, o: np.argmin(x, axis=0, out=o)),
+    "argmax_out_float": into((3,), float, lambda x, o: np.argmax(x, axis=0, out=o)),
+    "argmin_out_uint64": into((3,), np.uint64, lambda x, o: np.argmin(x, axis=0, out=o)),
     # dtypes Advect cannot trace: refused, never silently detached
     "astype_object": lambda x: x.astype(object),
     "astype_datetime": lambda x: x.astype("M8[s]").astype(float),
@@ -119,7 +94,7 @@ def test_numpy_refusals_are_refused_with_numpy_class(name):
     f = BAD[name]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = _raised(lambda: f(X.copy()))
+        expected = raised(lambda: f(X.copy()))
         if name in ADVECT_ONLY:
             expected = ad.UnsupportedDtypeError("")
         if expected is None:  # this NumPy release accepts the call: Advect agrees on the value
@@ -129,7 +104,7 @@ def test_numpy_refusals_are_refused_with_numpy_class(name):
         cls = type(expected)
         for how, call in (("grad", lambda: ad.grad(lambda x: np.sum(np.real(f(x))))(X)),
                           ("stage", lambda: ad.stage(f, X)(X))):
-            error = _raised(call)
+            error = raised(call)
             assert isinstance(error, cls), (
                 f"{name} ({how}): NumPy raises {cls.__name__}({expected}), Advect "
                 f"{'returns a value' if error is None else repr(error)}")
@@ -155,7 +130,7 @@ VALID = {
     "split_fractional_sections_dividing": lambda x: np.split(x, 1.5, axis=1)[0],
     "insert_no_positions": lambda x: np.insert(x[0], [], []),
     "item_per_axis": lambda x: x.item(1, 2) * x,
-    "fill_0d": _owned(lambda y, x: y.fill(np.array(2.5))),
+    "fill_0d": owned(lambda y, x: y.fill(np.array(2.5))),
     "argmax_out_int32": _out((3,), np.int32, lambda x, o: np.argmax(x, axis=0, out=o)),
     "argmin_out_int16": _out((3,), np.int16, lambda x, o: np.argmin(x, axis=0, out=o)),
     "fix_out_tuple": _out((2, 3), float, lambda x, o: np.fix(x, out=(o,))),

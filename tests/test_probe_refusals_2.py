@@ -12,35 +12,10 @@ import numpy as np
 import pytest
 
 import advect as ad
+from refusals import into, owned, raised
 
 X = np.arange(1.0, 7.0).reshape(2, 3) + np.array([[0.1, 0.7, 0.3], [0.9, 0.2, 0.5]])
 M = np.array([[True, False, True], [False, False, True]])
-
-
-def _raised(call):
-    try:
-        call()
-    except Exception as error:  # noqa: BLE001 (the class is what the tables compare)
-        return error
-    return None
-
-
-def _owned(write):
-    """``write(y, x)`` applied to an owned copy ``y`` of the input, which is returned."""
-    def f(x):
-        y = x.copy()
-        write(y, x)
-        return y
-    return f
-
-
-def _into(shape, dtype, call):
-    """``call(x, out)`` with ``out`` a fresh traced array of ``shape`` and ``dtype``."""
-    def f(x):
-        out = np.zeros(shape, dtype=dtype, like=x)
-        call(x, out)
-        return out * 1.0
-    return f
 
 
 BAD = {
@@ -58,25 +33,25 @@ BAD = {
     "method_diagonal_float_offset": lambda x: x.diagonal(1.0),
     "diag_float_offset": lambda x: np.diag(x, 1.0),
     # writing functions: a where= array must be boolean; place needs values and a full mask
-    "copyto_where_float": _owned(lambda y, x: np.copyto(y, 2 * x, where=np.ones((2, 3)))),
-    "copyto_where_int": _owned(lambda y, x: np.copyto(y, 2 * x, where=np.ones(3, int))),
-    "copyto_where_traced_float": _owned(lambda y, x: np.copyto(y, 2 * x, where=x)),
-    "place_no_values": _owned(lambda y, x: np.place(y, M, [])),
-    "place_mask_wrong_size": _owned(lambda y, x: np.place(y, np.ones(3, bool), [1.0])),
+    "copyto_where_float": owned(lambda y, x: np.copyto(y, 2 * x, where=np.ones((2, 3)))),
+    "copyto_where_int": owned(lambda y, x: np.copyto(y, 2 * x, where=np.ones(3, int))),
+    "copyto_where_traced_float": owned(lambda y, x: np.copyto(y, 2 * x, where=x)),
+    "place_no_values": owned(lambda y, x: np.place(y, M, [])),
+    "place_mask_wrong_size": owned(lambda y, x: np.place(y, np.ones(3, bool), [1.0])),
     # ufunc keywords: NumPy's own checks
     "sin_where_float": lambda x: np.sin(x, where=np.ones((2, 3))),
-    "add_where_int_array": _into((2, 3), float, lambda x, o: np.add(
+    "add_where_int_array": into((2, 3), float, lambda x, o: np.add(
         x, x, out=o, where=np.ones(3, int))),
-    "add_where_traced_float": _into((2, 3), float, lambda x, o: np.add(x, x, out=o, where=x)),
+    "add_where_traced_float": into((2, 3), float, lambda x, o: np.add(x, x, out=o, where=x)),
     "add_casting_bogus": lambda x: np.add(x, x, casting="bogus"),
     "add_casting_none": lambda x: np.add(x, x, casting=None),
     "exp_order_x": lambda x: np.exp(x, order="X"),
     "add_order_int": lambda x: np.add(x, x, order=1),
     "add_subok_str": lambda x: np.add(x, x, subok="x"),
     "add_casting_no_float32": lambda x: np.add(x, np.float32(1.0), casting="no"),
-    "add_out_casting_safe": _into((2, 3), np.float32, lambda x, o: np.add(
+    "add_out_casting_safe": into((2, 3), np.float32, lambda x, o: np.add(
         x, x, out=o, casting="safe")),
-    "add_out_int_same_kind": _into((2, 3), int, lambda x, o: np.add(x, x, out=o)),
+    "add_out_int_same_kind": into((2, 3), int, lambda x, o: np.add(x, x, out=o)),
     "matmul_axes_too_few": lambda x: np.matmul(x, x.T, axes=[(0, 1), (0, 1)]),
     "matmul_axes_out_of_bounds": lambda x: np.matmul(x, x.T, axes=[(0, 5), (0, 1), (0, 1)]),
     "matmul_axes_core_sizes_differ": lambda x: np.matmul(x, x, axes=[(0, 1), (0, 1), (0, 1)]),
@@ -96,7 +71,7 @@ BAD = {
     # other indexing functions: choose casts 'safe', put as take, compress's 1-d condition
     "choose_float_indices": lambda x: np.choose(np.array([0.0, 1.0, 0.0]), [x[0], x[1]]),
     "choose_python_float": lambda x: np.choose(1.0, [x[0], x[1]]),
-    "put_float_indices": _owned(lambda y, x: np.put(y, np.array([0.0]), 1.0)),
+    "put_float_indices": owned(lambda y, x: np.put(y, np.array([0.0]), 1.0)),
     "compress_2d_condition": lambda x: np.compress([[True]], x, axis=1),
     # quantiles: nan and complex q
     "quantile_nan": lambda x: np.quantile(x, np.nan),
@@ -116,12 +91,12 @@ def test_numpy_refusals_are_refused_with_numpy_class(name):
     f = BAD[name]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = _raised(lambda: f(X.copy()))
+        expected = raised(lambda: f(X.copy()))
         assert expected is not None, f"{name}: this NumPy accepts the row"
         cls = type(expected)
         for how, call in (("grad", lambda: ad.grad(lambda x: np.sum(np.real(f(x))))(X)),
                           ("stage", lambda: ad.stage(f, X)(X))):
-            error = _raised(call)
+            error = raised(call)
             assert isinstance(error, cls), (
                 f"{name} ({how}): NumPy raises {cls.__name__}({expected}), Advect "
                 f"{'returns a value' if error is None else repr(error)}")
@@ -144,24 +119,24 @@ VALID = {
     "trace_numpy_int_offset": lambda x: np.trace(x, np.int64(1)),
     "diagonal_bool_offset": lambda x: np.diagonal(x, True),
     # copyto: Python and list masks are read as booleans, None as False
-    "copyto_where_list_of_ints": _owned(lambda y, x: np.copyto(y, 2 * x, where=[1, 0, 1])),
-    "copyto_where_list_of_floats": _owned(lambda y, x: np.copyto(y, 2 * x, where=[1.5, 0, 1])),
-    "copyto_where_python_float": _owned(lambda y, x: np.copyto(y, 2 * x, where=1.0)),
-    "copyto_where_numpy_float": _owned(lambda y, x: np.copyto(y, 2 * x, where=np.float64(0))),
-    "copyto_where_none": _owned(lambda y, x: np.copyto(y, 2 * x, where=None)),
+    "copyto_where_list_of_ints": owned(lambda y, x: np.copyto(y, 2 * x, where=[1, 0, 1])),
+    "copyto_where_list_of_floats": owned(lambda y, x: np.copyto(y, 2 * x, where=[1.5, 0, 1])),
+    "copyto_where_python_float": owned(lambda y, x: np.copyto(y, 2 * x, where=1.0)),
+    "copyto_where_numpy_float": owned(lambda y, x: np.copyto(y, 2 * x, where=np.float64(0))),
+    "copyto_where_none": owned(lambda y, x: np.copyto(y, 2 * x, where=None)),
     # place and putmask with no values and nothing to write, or a mask of the same size
-    "place_no_values_empty_mask": _owned(lambda y, x: np.place(y, M & False, [])),
-    "place_mask_same_size": _owned(lambda y, x: np.place(y, np.ones((3, 2), bool), x[0])),
-    "putmask_no_values": _owned(lambda y, x: np.putmask(y, M, [])),
+    "place_no_values_empty_mask": owned(lambda y, x: np.place(y, M & False, [])),
+    "place_mask_same_size": owned(lambda y, x: np.place(y, np.ones((3, 2), bool), x[0])),
+    "putmask_no_values": owned(lambda y, x: np.putmask(y, M, [])),
     # ufunc keywords NumPy accepts
-    "add_where_python_int": _into((2, 3), float, lambda x, o: np.add(x, x, out=o, where=1)),
-    "add_where_none": _into((2, 3), float, lambda x, o: np.add(x, x, out=o, where=None)),
-    "add_where_list_of_ints": _into((2, 3), float, lambda x, o: np.add(
+    "add_where_python_int": into((2, 3), float, lambda x, o: np.add(x, x, out=o, where=1)),
+    "add_where_none": into((2, 3), float, lambda x, o: np.add(x, x, out=o, where=None)),
+    "add_where_list_of_ints": into((2, 3), float, lambda x, o: np.add(
         x, x, out=o, where=[1, 0, 1])),
     "add_order_lower_k": lambda x: np.add(x, x, order="k"),
     "add_order_none": lambda x: np.add(x, x, order=None),
     "add_casting_no_python_scalar": lambda x: np.add(x, 1.0, casting="no"),
-    "add_out_float32_same_kind": _into((2, 3), np.float32, lambda x, o: np.add(x, x, out=o)),
+    "add_out_float32_same_kind": into((2, 3), np.float32, lambda x, o: np.add(x, x, out=o)),
     "matmul_axes": lambda x: np.matmul(x, x.T, axes=[(0, 1), (0, 1), (0, 1)]),
     "matmul_axes_moved_output": lambda x: np.matmul(
         x[None], x.T[None], axes=[(1, 2), (1, 2), (0, 1)]),
@@ -175,15 +150,15 @@ VALID = {
     "reduceat_1_tuple_axis": lambda x: np.add.reduceat(x, [0, 2], axis=(1,)),
     "reduceat_axis_none_1d": lambda x: np.maximum.reduceat(x[0], [0, 2], axis=None),
     # ufunc methods write out= unsafely (float sums truncated into an int out=), as NumPy's
-    "reduce_out_int": _into((3,), int, lambda x, o: np.add.reduce(x, out=o)),
-    "multiply_reduce_out_int": _into((3,), int, lambda x, o: np.multiply.reduce(x, out=o)),
-    "accumulate_out_int": _into((2, 3), int, lambda x, o: np.add.accumulate(x, out=o)),
-    "reduceat_out_int": _into((2, 3), int, lambda x, o: np.add.reduceat(x, [0, 1], out=o)),
+    "reduce_out_int": into((3,), int, lambda x, o: np.add.reduce(x, out=o)),
+    "multiply_reduce_out_int": into((3,), int, lambda x, o: np.multiply.reduce(x, out=o)),
+    "accumulate_out_int": into((2, 3), int, lambda x, o: np.add.accumulate(x, out=o)),
+    "reduceat_out_int": into((2, 3), int, lambda x, o: np.add.reduceat(x, [0, 1], out=o)),
     "reduce_where_numpy_scalar": lambda x: np.add.reduce(x, where=np.float64(1.0)),
     "sum_where_numpy_scalar": lambda x: np.sum(x, axis=0, where=np.float64(1.0)),
     "choose_bool_indices": lambda x: np.choose(np.array([True, False, True]), [x[0], x[1]]),
-    "put_bool_indices": _owned(lambda y, x: np.put(y, np.array([True]), 1.0)),
-    "put_python_float_index": _owned(lambda y, x: np.put(y, 1.0, 1.0)),
+    "put_bool_indices": owned(lambda y, x: np.put(y, np.array([True]), 1.0)),
+    "put_python_float_index": owned(lambda y, x: np.put(y, 1.0, 1.0)),
     "histogramdd_bins_per_column": lambda x: np.histogramdd(x.T, bins=[2, 3])[0],
     "histogramdd_bins_numpy_int": lambda x: np.histogramdd(x.T, bins=np.int64(2))[0],
 }
