@@ -55,6 +55,9 @@ _ARRAY_FUNCTIONS = frozenset({
     np.tensordot,
 })
 
+# NumPy functions that return a Python scalar (a bool): their weak traced result stays weak
+_PYTHON_RESULT_FUNCTIONS = frozenset({np.allclose, np.array_equal, np.array_equiv})
+
 
 def _operand(x):
     """A list or tuple operand as an array (traced when it holds tracers)."""
@@ -170,7 +173,8 @@ class ArrayTracer(Tracer):
         if kwargs:
             _functions.check_device(func, kwargs)
         out = _functions.array_function(func, types, args, kwargs, self)
-        if type(out) is tuple or isinstance(out, ArrayTracer) and out._weak():
+        if type(out) is tuple or isinstance(out, ArrayTracer) and out._weak() \
+                and func not in _PYTHON_RESULT_FUNCTIONS:
             out = _numpy_result(out)
         if func in _VIEW_FUNCTIONS and args and isinstance(args[0], ArrayTracer) \
                 and isinstance(out, ArrayTracer):

@@ -1,7 +1,7 @@
 """Metadata queries, comparisons and printing for traced arrays.
 
 Shape and dtype queries answer from the aval and add no graph node. Comparisons are
-nondifferentiable ops; ``allclose`` and ``array_equal`` return a 0-d traced boolean (``if``
+nondifferentiable ops; ``allclose`` and ``array_equal`` return a traced Python bool (``if``
 reads it in dynamic transforms, ``np.where`` uses it while staging). Printing reads concrete
 values and is dynamic-only.
 """
@@ -16,6 +16,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..ops._rules import one_axis
+from ._conversions import python_scalar
 from ._functions import (
     _moveaxis,
     _ravel,
@@ -138,7 +139,8 @@ def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def _all(x):
-    return reduction(ops.reduce_min, x, None, False)
+    """Whether every element is true, as the Python bool NumPy's ``allclose`` returns (weak)."""
+    return python_scalar(reduction(ops.reduce_min, x, None, False))
 
 
 @implements(np.allclose, nondiff=True)

@@ -1,0 +1,41 @@
+"""NumPy functions that return Python scalars (``np.allclose`` and the array comparisons) return
+them from staged programs and dynamic transforms too, and they stay weak in arithmetic."""
+
+import numpy as np
+import pytest
+
+import advect as ad
+
+X = np.array([1.0, 2.0, 3.0])
+
+CASES = [
+    lambda x: np.allclose(x, x + 1e-12),
+    lambda x: np.allclose(x, 1.0),
+    lambda x: np.array_equal(x, x),
+    lambda x: np.array_equal(x, x[:2]),
+    lambda x: np.array_equal(x, x, equal_nan=True),
+    lambda x: np.array_equiv(x, x[None]),
+    lambda x: np.allclose(x, 2.0) + np.int8(3),
+    lambda x: np.allclose(x, x) * x.astype(np.float32),
+    lambda x: np.where(np.allclose(x, x), x, 2 * x),
+]
+
+
+@pytest.mark.parametrize("f", CASES)
+def test_staged_result_type_is_eager(f):
+    want, got = f(X), ad.stage(f, X)(X)
+    assert type(got) is type(want)
+    np.testing.assert_array_equal(got, want)
+    assert getattr(got, "dtype", None) == getattr(want, "dtype", None)
+
+
+def test_dynamic_aux_is_a_python_bool():
+    value, grad, aux = ad.value_and_grad(lambda x: (np.sum(x), np.allclose(x, X)),
+                                         has_aux=True)(X)
+    assert aux is True
+    np.testing.assert_array_equal(grad, np.ones(3))
+
+
+def test_branch_on_allclose_in_a_dynamic_transform():
+    f = lambda x: np.sum(x**2) if np.allclose(x, X) else 0.0  # noqa: E731
+    np.testing.assert_allclose(ad.grad(f)(X), 2 * X)
