@@ -39,3 +39,19 @@ def test_dynamic_aux_is_a_python_bool():
 def test_branch_on_allclose_in_a_dynamic_transform():
     f = lambda x: np.sum(x**2) if np.allclose(x, X) else 0.0  # noqa: E731
     np.testing.assert_allclose(ad.grad(f)(X), 2 * X)
+
+
+def test_map_program_passes_batched_keywords():
+    pytest.importorskip("dask")
+    from advect.dask import map_program
+
+    pullback = ad.vjp_program(ad.stage(lambda x: np.sin(x) * 2.0, np.zeros(3)))
+    xs = [np.linspace(0, 1, 3), np.linspace(1, 2, 3)]
+    cts = [np.ones(3), np.arange(3.0)]
+    got = map_program(pullback, xs, cotangent=cts)
+    for g, x, ct in zip(got, xs, cts):
+        np.testing.assert_allclose(g, 2 * ct * np.cos(x), rtol=1e-14)
+    with pytest.raises(ValueError, match="different lengths"):
+        map_program(pullback, xs, cotangent=cts[:1])
+    with pytest.raises(TypeError, match="batched keyword 'cotangent'"):
+        map_program(pullback, xs, cotangent=3.0)

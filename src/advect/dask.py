@@ -178,11 +178,13 @@ def _tree_sum(dask, parts: list):
     return parts[0]
 
 
-def map_program(program: Any, *batched_inputs: Sequence[Any]) -> list:
+def map_program(program: Any, *batched_inputs: Sequence[Any],
+                **batched_keywords: Sequence[Any]) -> list:
     """Run one staged program over many independent inputs as Dask tasks (a sweep or ensemble).
 
-    Each of ``batched_inputs`` is a sequence with one entry per run: run ``i`` calls
-    ``program(batched_inputs[0][i], batched_inputs[1][i], ...)``. The results come back as a list
+    Each of ``batched_inputs`` (and of ``batched_keywords``' values) is a sequence with one entry
+    per run: run ``i`` calls ``program(batched_inputs[0][i], ..., name=batched_keywords[name][i],
+    ...)``, so a ``vjp_program`` gets one ``cotangent=`` per run. The results come back as a list
     in run order. Exceptions raised in a run reach the caller.
 
     Raises:
@@ -196,6 +198,10 @@ def map_program(program: Any, *batched_inputs: Sequence[Any]) -> list:
         >>> program = ad.stage(lambda a, x: np.sum(a * x), 1.0, np.ones(3))
         >>> [float(v) for v in map_program(program, [1.0, 2.0], [np.ones(3), np.arange(3.0)])]
         [3.0, 6.0]
+        >>> pullback = ad.vjp_program(ad.stage(np.sin, np.zeros(2)))
+        >>> [g.tolist() for g in map_program(pullback, [np.zeros(2)] * 2,
+        ...                                  cotangent=[np.ones(2), np.full(2, 2.0)])]
+        [[1.0, 1.0], [2.0, 2.0]]
     """
     from .staging.program import StagedProgram
 
@@ -203,19 +209,22 @@ def map_program(program: Any, *batched_inputs: Sequence[Any]) -> list:
         raise TypeError(f"map_program needs a StagedProgram (ad.stage(f, ...)), got a "
                         f"{type(program).__name__}")
     dask, _ = _dask()
-    for k, b in enumerate(batched_inputs):
+    batches = [(f"batched input {k}", b) for k, b in enumerate(batched_inputs)]
+    batches += [(f"batched keyword {name!r}", b) for name, b in batched_keywords.items()]
+    for what, b in batches:
         if not hasattr(b, "__len__") or not hasattr(b, "__getitem__"):
-            raise TypeError(f"map_program: batched input {k} is a {type(b).__name__}; give a "
+            raise TypeError(f"map_program: {what} is a {type(b).__name__}; give a "
                             "sequence with one entry per run")
-    lengths = {len(b) for b in batched_inputs}
+    lengths = {len(b) for _, b in batches}
     if len(lengths) > 1:
         raise ValueError(f"map_program: the batched inputs have different lengths "
-                         f"{[len(b) for b in batched_inputs]}; give one entry per run in each")
+                         f"{[len(b) for _, b in batches]}; give one entry per run in each")
     runs = lengths.pop() if lengths else 0
-    tasks = [dask.delayed(_run_program)(program, *(b[i] for b in batched_inputs))
+    tasks = [dask.delayed(_run_program)(program, [b[i] for b in batched_inputs],
+                                        {name: b[i] for name, b in batched_keywords.items()})
              for i in range(runs)]
     return list(dask.compute(*tasks))
 
 
-def _run_program(program, *args):
-    return program(*args)
+def _run_program(program, args, kwargs):
+    return program(*args, **kwargs)
