@@ -55,3 +55,15 @@ def test_map_program_passes_batched_keywords():
         map_program(pullback, xs, cotangent=cts[:1])
     with pytest.raises(TypeError, match="batched keyword 'cotangent'"):
         map_program(pullback, xs, cotangent=3.0)
+
+
+@pytest.mark.parametrize("literal", [float("nan"), -float("nan"), complex(-float("nan"), 1.0)])
+def test_saved_literals_keep_a_nans_sign_bit(literal):
+    import json
+
+    f = lambda x: np.copysign(1.0, (x * 0 + literal).real)  # noqa: E731
+    x = np.ones(2)
+    program = ad.stage(f, x)
+    loaded = ad.StagedProgram.from_dict(json.loads(json.dumps(program.to_dict())))
+    np.testing.assert_array_equal(loaded(x), f(x))
+    np.testing.assert_array_equal(program(x), f(x))

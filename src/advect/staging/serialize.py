@@ -74,7 +74,10 @@ def _encode(value, where: str, tag_tuples: bool = True, depth: int = 0):
     if value is None or type(value) in (bool, str, int):
         return value
     if type(value) is float:
-        return value if math.isfinite(value) else {"float": repr(value)}
+        if math.isfinite(value):
+            return value
+        return {"float": "-nan" if math.isnan(value) and math.copysign(1.0, value) < 0
+                else repr(value)}  # repr drops a NaN's sign bit, which copysign reads
     if type(value) is complex:
         return {"complex": [_encode(value.real, where, depth=depth + 1),
                             _encode(value.imag, where, depth=depth + 1)]}
@@ -101,7 +104,7 @@ def _decode(data, where: str, lists_are_tuples: bool = False, depth: int = 0):
         return tuple(items) if lists_are_tuples else items
     if type(data) is dict and len(data) == 1:
         (tag, body), = data.items()
-        if tag == "float" and body in ("nan", "inf", "-inf"):
+        if tag == "float" and body in ("nan", "-nan", "inf", "-inf"):
             return float(body)
         if tag == "complex" and type(body) is list and len(body) == 2:
             re, im = (_decode(v, where, depth=depth + 1) for v in body)
