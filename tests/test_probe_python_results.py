@@ -67,3 +67,29 @@ def test_saved_literals_keep_a_nans_sign_bit(literal):
     loaded = ad.StagedProgram.from_dict(json.loads(json.dumps(program.to_dict())))
     np.testing.assert_array_equal(loaded(x), f(x))
     np.testing.assert_array_equal(program(x), f(x))
+
+
+@pytest.mark.parametrize("f, args", [
+    (lambda a, b: a * b, (2**40, 2**40)),
+    (lambda a, b: a + b, (2**62, 2**62)),
+    (lambda a, b: -(a - b), (-2**63, 1)),
+    (lambda a, b: abs(a - b), (-2**63, 1)),
+    (lambda a, b: a**b, (3, 50)),
+    (lambda a, b: a << b, (1, 70)),
+    (lambda a, b: a + b, (True, True)),
+    (lambda a, b: a * b * 1.5, (2**40, 2**40)),
+    (lambda a, b: np.ones(2) * (a * b), (2**40, 2**40)),
+    (lambda a, b: a * b + 0.5, (3, 4)),
+])
+def test_staged_python_int_arithmetic_is_exact(f, args):
+    want, got = f(*args), ad.stage(f, *args)(*args)
+    assert type(got) is type(want)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_staged_python_int_overflow_into_an_int64_array_raises_as_eager():
+    f = lambda a, b: a * b + np.ones(2, np.int64)  # noqa: E731
+    with pytest.raises(OverflowError):
+        f(2**40, 2**40)
+    with pytest.raises(OverflowError):
+        ad.stage(f, 2**40, 2**40)(2**40, 2**40)

@@ -13,6 +13,7 @@ beat eager NumPy on large arrays.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 
 import numpy as np
@@ -251,7 +252,7 @@ def _step(node, ufunc, xp, args: tuple, outs: tuple, dead: tuple, donor, avals: 
     if handle is not None:  # a custom primitive: its outputs must be what its rule declared
         fn = _checked(fn, handle, avals)
     if avals and not op.multiple_results and avals[0].weak:
-        fn = _python_scalar(fn)  # only Python scalars in: a Python scalar out, as bind gives
+        fn = _python_scalar(fn, _EXACT_INT.get(op.name))  # a Python scalar out, as bind gives
     out = outs if op.multiple_results else outs[0]
     if op.multiple_results:
         def step(env):
@@ -308,8 +309,20 @@ def _kernel(op: Op, xp, n_operands: int, attrs: dict) -> Callable:
     return functools.partial(op.impl, xp, **attrs) if fn is None else fn
 
 
-def _python_scalar(fn):
+# Python's integer arithmetic, for nodes whose operands are all Python ints: eager code computes
+# those in Python, exactly, where int64 would wrap (2**40 * 2**40)
+_EXACT_INT = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+              "negative": operator.neg, "abs": abs,
+              "bitwise_left_shift": lambda x, y: x << y if y >= 0 else None,
+              "pow": lambda x, y: x**y if y >= 0 else None}  # None: NumPy's answer, 2**-1 raises
+
+
+def _python_scalar(fn, exact=None):
     def call(*arrays):
+        if exact is not None and all(type(a) is int for a in arrays):
+            out = exact(*arrays)
+            if out is not None:
+                return out
         out = fn(*arrays)
         return out.item() if isinstance(out, np.generic) else out
     return call
