@@ -17,7 +17,7 @@ from ..core import Tracer
 from ..dtypes import aval_of
 from ..providers import numpy_dtype, provider_of
 
-__all__ = ["PROBED", "refuse_as_provider", "refuse_inplace_as_provider",
+__all__ = ["PROBED", "refuse_as_provider", "refuse_inplace_as_provider", "provider_index",
            "cholesky_reads_upper"]
 
 # Functions (with the element-wise ones of _tables.ELEMENTWISE) whose refusals depend on
@@ -126,6 +126,107 @@ def refuse_inplace_as_provider(x, name: str, other) -> None:
         return
     ctx = namespace_for(x)._context
     refuse_as_provider(ctx, name, lambda a, b: getattr(a, name)(b), (x, other), {})
+
+
+_NO_VALUE = object()
+
+
+def _index_entry_key(k):
+    """The cache key of one index entry: what the provider's verdict depends on (an int's
+    value only through its bounds, which the gather checks; a slice's bounds and step
+    themselves, as array-api-strict refuses a stop past the axis)."""
+    if isinstance(k, Tracer):
+        aval = k.aval
+        return "traced", aval.dtype, aval.shape, aval.weak
+    if type(k) is slice:
+        return "slice", k.start, k.stop, k.step
+    if isinstance(k, int) and not isinstance(k, bool):
+        return int
+    if isinstance(k, np.generic):
+        return type(k)
+    if _is_array(k):
+        return type(k), numpy_dtype(k.dtype), tuple(k.shape)
+    hash(k)  # None, Ellipsis, bool; a list raises TypeError: probed, not cached
+    return k
+
+
+def _value_key(v):
+    return _scalar_class(v) if isinstance(v, bool | int | float | complex) else \
+        _index_entry_key(v)
+
+
+def _index_stand_in(ctx, k):
+    if isinstance(k, Tracer):
+        aval = k.aval
+        if aval.weak:
+            return _SCALAR_ONE[aval.dtype.kind] if aval.dtype.kind == "b" else 0
+        return ctx.xp.zeros(aval.shape, dtype=ctx.dtype(aval.dtype), device=k.device)
+    if isinstance(k, int | np.integer) and not isinstance(k, bool):
+        return 0  # every in-bounds integer reads alike; the gather checks the bounds
+    return k
+
+
+def _probe_index(ctx, x, aval, entries, value):
+    stand_ins = tuple(_index_stand_in(ctx, k) for k in entries)
+    dtype = ctx.dtype(aval.dtype)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if value is _NO_VALUE:
+                base = ctx.xp.broadcast_to(ctx.xp.zeros((), dtype=dtype, device=x.device),
+                                           aval.shape)
+                base[stand_ins]
+            else:
+                base = ctx.xp.zeros(aval.shape, dtype=dtype, device=x.device)
+                if isinstance(value, Tracer):
+                    value = (_SCALAR_ONE[value.aval.dtype.kind] if value.aval.weak else
+                             ctx.xp.zeros(value.aval.shape, dtype=ctx.dtype_of(value),
+                                          device=value.device))
+                elif isinstance(value, bool | int | float | complex):
+                    value = _representative(_scalar_class(value))
+                base[stand_ins] = value
+        except Exception as e:  # noqa: BLE001 (the provider's refusal, whatever its class)
+            return type(e), str(e)
+    return None
+
+
+def provider_index(x, key, value=_NO_VALUE):
+    """``key`` for ``x[key]`` (or ``x[key] = value``) on a tracer ``x`` of a provider other
+    than NumPy: raise the error the provider raises for that index (array-api-strict refuses
+    a partial multi-axis index, a slice past the axis, index arrays mixed with slices, list
+    and NumPy index arrays, integer arrays in a write), and otherwise return the key with its
+    list and NumPy index arrays as the provider's own (PyTorch takes them eagerly)."""
+    from . import namespace_for, provider_revisions  # the package imports this module
+
+    xp = provider_of(x)
+    if xp is np or not provider_revisions(xp):  # NumPy tracers keep NumPy's leniency
+        return key
+    entries = key if type(key) is tuple else (key,)
+    if any(type(k) is slice and not all(p is None or type(p) is int
+                                        for p in (k.start, k.stop, k.step)) for k in entries):
+        return key  # a traced or NumPy slice bound: the gather decides
+    ctx = namespace_for(x)._context
+    aval = x.aval
+    try:
+        cache_key = ("__getitem__" if value is _NO_VALUE else "__setitem__", aval.dtype,
+                     aval.shape, *map(_index_entry_key, entries),
+                     *(() if value is _NO_VALUE else (_value_key(value),)))
+        verdict = ctx.probes.get(cache_key, _UNPROBED)
+    except TypeError:  # a list: probed, not cached
+        cache_key, verdict = None, _UNPROBED
+    if verdict is _UNPROBED:
+        verdict = _probe_index(ctx, x, aval, entries, value)
+        if cache_key is not None:
+            ctx.probes[cache_key] = verdict
+    if verdict is not None:
+        raise verdict[0](verdict[1])
+    if not any(isinstance(k, list | np.ndarray) for k in entries):
+        return key
+    from ..numpy._indexing import _as_index_array
+
+    entries = tuple(ctx.xp.asarray(_as_index_array(k), device=x.device, copy=True)
+                    if isinstance(k, list | np.ndarray) else k for k in entries)
+    return entries if type(key) is tuple else entries[0]
 
 
 def cholesky_reads_upper(ctx) -> bool:

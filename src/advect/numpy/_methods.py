@@ -13,6 +13,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..errors import TracingError
+from ..providers import provider_of
 from . import _functions, _ufuncs
 from ._construct import asarray
 from ._conversions import (
@@ -137,6 +138,13 @@ def _refuse_inplace(x, name, other):
         refuse_inplace_as_provider(x, name, other)
 
 
+def _provider_index(x, key, *value):
+    """The key of ``x[key]`` (``x[key] = value``) as x's provider reads it, or its refusal
+    (array_api._probes); NumPy tracers skip this."""
+    from ..array_api._probes import provider_index
+    return provider_index(x, key, *value)
+
+
 def _view(x, out, kind=None, copy=None):
     """``out``, marked as a transformed view of ``x`` (``.T``, ``.reshape()``, ...), or as a
     read-only one (``kind`` READ_ONLY); with ``copy`` true (``np.reshape(x, s, copy=True)``), a
@@ -177,8 +185,9 @@ class ArrayTracer(Tracer):
                 and func not in _PYTHON_RESULT_FUNCTIONS:
             out = _numpy_result(out)
         if func in _VIEW_FUNCTIONS and args and isinstance(args[0], ArrayTracer) \
-                and isinstance(out, ArrayTracer):
-            # NumPy returns a view: read-only here, stale after writes
+                and isinstance(out, ArrayTracer) and (out.shape or func is not np.flip):
+            # NumPy returns a view: read-only here, stale after writes (np.flip of a 0-d
+            # array indexes it with (), a NumPy scalar)
             out = _view(args[0], out, _VIEW_FUNCTIONS[func], kwargs.get("copy"))
         elif func in _ARRAY_FUNCTIONS and isinstance(out, ArrayTracer) and not out.shape:
             out = array_result(out, args)
@@ -441,9 +450,13 @@ class ArrayTracer(Tracer):
 
     # --- indexing ------------------------------------------------------------------------
     def __getitem__(self, key):
+        if type(getattr(self, "primal", None)) is not np.ndarray and provider_of(self) is not np:
+            key = _provider_index(self, key)  # another provider's tracer
         return getitem(self, key)
 
     def __setitem__(self, key, value):
+        if type(getattr(self, "primal", None)) is not np.ndarray and provider_of(self) is not np:
+            key = _provider_index(self, key, value)
         setitem(self, key, value)
 
     # --- methods -------------------------------------------------------------------------

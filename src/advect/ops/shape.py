@@ -80,9 +80,15 @@ def _squeeze_abstract(x, *, axes):
     return x.update(shape=tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
-squeeze = Op("squeeze", attrs=("axes",), abstract=_squeeze_abstract,
-             impl=lambda xp, x, *, axes: xp.reshape(
-                 x, tuple(n for i, n in enumerate(x.shape) if i not in axes)),
+def _squeeze_impl(xp, x, *, axes):
+    shape = tuple(x.shape)
+    for a in axes:  # the abstract rule's check, which dynamic calls skip: a provider's reshape
+        if shape[a] != 1:  # error (PyTorch's RuntimeError) would not say what is wrong
+            raise ValueError(f"cannot squeeze axis {a} of size {shape[a]}: only size-1 axes")
+    return xp.reshape(x, tuple(n for i, n in enumerate(shape) if i not in axes))
+
+
+squeeze = Op("squeeze", attrs=("axes",), abstract=_squeeze_abstract, impl=_squeeze_impl,
              linear=True, transpose=lambda ct, x, *, axes: (reshape(ct, shape=x.shape),))
 
 
