@@ -33,13 +33,15 @@ import warnings
 
 import numpy as np
 
-__all__ = ["NUMPY_VERSION", "EIG_ALWAYS_COMPLEX", "FFTFREQ_TAKES_DTYPE", "present",
+__all__ = ["NUMPY_VERSION", "EIG_ALWAYS_COMPLEX", "FFTFREQ_TAKES_DTYPE", "PAD_TAKES_DICT",
+           "present",
            "cross_of_2_vectors",
            "provider_function", "array_api_function", "clip_bounds"]
 
 NUMPY_VERSION: tuple[int, int] = tuple(int(part) for part in np.__version__.split(".")[:2])
 EIG_ALWAYS_COMPLEX: bool = NUMPY_VERSION >= (2, 5)
 FFTFREQ_TAKES_DTYPE: bool = "dtype" in inspect.signature(np.fft.fftfreq).parameters
+PAD_TAKES_DICT: bool = NUMPY_VERSION >= (2, 3)  # np.pad(a, {axis: width})
 
 
 def present(module, *names: str) -> tuple:

@@ -29,6 +29,7 @@ from ._functions import (
     slice_along,
     take_axis,
 )
+from ._mutation import mark_array
 from ._shaping import _atleast_1d
 
 
@@ -212,7 +213,14 @@ def _coefficients(p):
 
 @implements(np.polyval)
 def _polyval(p, x):
-    p, x = _coefficients(p), operand(x)
+    """NumPy's Horner loop ``y = y * x + pv`` over the leading axis of ``p``: an N-d ``p``
+    evaluates several polynomials at once (its trailing axes broadcast against ``x``), a 0-d
+    one cannot be iterated (TypeError), and no coefficients give ``np.zeros_like(x)``."""
+    p, x = operand(p), operand(x)
+    if _ndim(p) == 0:
+        raise TypeError("iteration over a 0-d array")
+    if not _shape(p)[0]:
+        return mark_array(ops.zeros_like(x))
     y = ops.zeros_like(x, dtype=np.result_type(aval_of(x).dtype, aval_of(p).dtype).name)
     for i in range(_shape(p)[0]):
         y = ops.add(ops.multiply(y, x), ops.gather(p, index=(i,)))
@@ -496,7 +504,7 @@ def _nan_to_num_real(x, nan, posinf, neginf):
 def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = operand(x)
     if _kind(x) not in "fc":
-        return x
+        return numpy_scalar(x)  # NumPy returns x[()]: a 0-d array gives a NumPy scalar
     if _kind(x) == "f":
         result = _nan_to_num_real(x, nan, posinf, neginf)
     else:

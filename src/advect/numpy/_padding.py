@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .._compat import PAD_TAKES_DICT
 from ..core import Tracer
 from ..dtypes import aval_of
 from ._construct import _contains_tracer
@@ -35,6 +36,22 @@ _OPTIONS = {"constant": ("constant_values",), "edge": (), "linear_ramp": ("end_v
             "maximum": ("stat_length",), "mean": ("stat_length",), "median": ("stat_length",),
             "minimum": ("stat_length",), "reflect": ("reflect_type",),
             "symmetric": ("reflect_type",), "wrap": (), "empty": ()}  # NumPy's allowed kwargs
+
+
+def _dict_widths(pad_width: dict, ndim: int) -> list:
+    """NumPy's reading of a dict ``pad_width``: each key an axis (negative counts from the
+    end), each value an int or an ``(int, int)`` tuple; the axes not named get no padding.
+    Anything else fails as NumPy's ``typing.assert_never`` does (``AssertionError``)."""
+    seq = [(0, 0)] * ndim
+    for axis, width in pad_width.items():
+        match width:
+            case int(both):
+                seq[axis] = both, both
+            case tuple((int(before), int(after))):
+                seq[axis] = before, after
+            case _:
+                raise AssertionError(f"Expected code to be unreachable, but got: {width!r}")
+    return seq
 
 
 def _pairs(value, ndim, name):
@@ -179,6 +196,8 @@ def _pad(array, pad_width, mode="constant", **kwargs):
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
     nd = len(_shape(a))
+    if isinstance(pad_width, dict) and PAD_TAKES_DICT:  # {axis: width or (before, after)}
+        pad_width = _dict_widths(pad_width, nd)
     widths = np.asarray(pad_width)
     if widths.dtype.kind != "i":  # NumPy's check: 1.5 is refused, never truncated to 1
         raise TypeError("`pad_width` must be of integral type.")

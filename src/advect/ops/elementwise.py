@@ -172,9 +172,13 @@ def _pow_jvp(primals, tangents, out):
     (x, y), (dx, dy) = primals, tangents
     t = None
     if dx is not None:
-        # y * x**(y-1), written so that x == 0 with y == 0 or y == 1 stays finite
-        y_minus_1 = y - 1 if isinstance(y, int | float | complex) else subtract(y, 1)
-        t = multiply(dx, multiply(y, pow(x, y_minus_1)))
+        # y * x**(y-1); x**0 is constant, so y == 0 gives zero where 0 * 0**-1 would be nan
+        # (at x == 0 the exponent becomes 1: 0 * x**1 stays 0 in every order and mode)
+        if not isinstance(y, int | float | complex):
+            at_zero = logical_and(equal(x, 0), equal(y, 0))
+            t = multiply(dx, multiply(y, pow(x, where(at_zero, 1, subtract(y, 1)))))
+        elif y != 0:
+            t = multiply(dx, multiply(y, pow(x, y - 1)))
     if dy is not None:
         if isinstance(x, int | float | complex):  # a Python base: its log stays a Python scalar
             log_x = (0.0 if x == 0 else cmath.log(x) if isinstance(x, complex)
@@ -182,7 +186,7 @@ def _pow_jvp(primals, tangents, out):
         else:
             log_x = log(where(equal(x, 0), 1, x))
         t = add_tangents(t, multiply(dy, multiply(out, log_x)))
-    return fit(t, out)
+    return None if t is None else fit(t, out)
 
 
 pow = Op("pow", abstract=ufunc_abstract(np.power), impl=lambda xp, x, y: xp.pow(x, y),
