@@ -17,10 +17,11 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of, check_dtype
-from ..numpy._mutation import INPUT, marks_array
+from ..numpy._methods import ArrayTracer
+from ..numpy._mutation import INPUT, mark_array, marks_array
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from .forward import JVPTrace, JVPTracer
-from .maps import LinearMap, Pullback, input_type, tangent_leaves, zero_tangent
+from .maps import LinearMap, Pullback, input_type, output_type, tangent_leaves, zero_tangent
 from .reverse import backward, call_uncollected, linearize_flat, lower, ones_like_scalar
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "Pullback", "LinearMap",
@@ -249,9 +250,7 @@ def _lower_all(trace, out, inputs: list) -> tuple[list, list, TreeDef]:
         p, t = lower(trace, leaf)
         if p is not leaf:
             p = _eager_type(leaf._mut, p, inputs)
-            t = _eager_type(leaf._mut, t, ())
-            if type(p) in (float, complex) and isinstance(t, np.ndarray | np.generic):
-                t = t.item()  # a Python scalar's tangent is one too
+            t = output_type(_eager_type(leaf._mut, t, ()), p)  # the primal's 0-d type
         primals.append(p)
         tangents.append(t)
     return primals, tangents, treedef
@@ -261,12 +260,15 @@ def _eager_type(mut, value, inputs):
     """``value``, an output's primal or tangent, with the type eager NumPy gives a 0-d result:
     a 0-d ndarray where the tracer's marker ``mut`` says so (``marks_array``), else a NumPy
     scalar (staged programs follow the same rule); one of the caller's ``inputs`` passed
-    through keeps its type."""
+    through keeps its type. A traced 0-d value (staging, or an outer transform's) is marked
+    an array where ``mut`` says so, which gives it that type when it comes out."""
     if type(value) is np.ndarray:
         return value if value.shape or marks_array(mut) else value[()]
     if isinstance(value, np.generic) and marks_array(mut) and not any(
             value is p for p in inputs):
         return np.asarray(value)
+    if isinstance(value, ArrayTracer) and not value.shape and marks_array(mut):
+        mark_array(value)  # (a NumPy-scalar tracer only: others keep their marker)
     return value
 
 
@@ -319,6 +321,9 @@ def _output_kind(value) -> str:
     if isinstance(value, tuple | list | dict):
         n = len(value)
         return f"a {type(value).__name__} of {n} item{'s' if n != 1 else ''}"
+    if isinstance(value, Tracer):  # not the internal class name: what the user returned
+        aval = aval_of(value)
+        return f"one {aval.dtype} value of shape {aval.shape}"
     return f"a {type(value).__name__}"
 
 
@@ -350,9 +355,9 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
         sel = _Selection(args, kwargs, argnums, argnames, where)
         out, in_vars, trace, tape = linearize_flat(sel.call(f), sel.primals)
         try:
-            if has_aux and not (isinstance(out, tuple) and len(out) == 2):
+            if has_aux and not (isinstance(out, tuple | list) and len(out) == 2):  # as JAX
                 raise TypeError(f"{where}(has_aux=True) needs a function returning a "
-                                f"pair (value, aux), got {type(out).__name__}")
+                                f"pair (value, aux), got {_output_kind(out)}")
             value, aux = out if has_aux else (out, None)
             if type(value) is JVPTracer and value._trace is trace:  # the common case
                 primal, var = value.primal, value.tangent
@@ -376,7 +381,7 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
             grads = []
             for v, p in zip(in_vars, sel.primals):
                 g = cts.get(v.index)
-                grads.append(ops.zeros_like(p) if g is None else g if type(
+                grads.append(input_type(ops.zeros_like(p), p) if g is None else g if type(
                     p) is np.ndarray and p.shape else input_type(g, p))  # (0-d: the call)
             if has_aux:
                 aux_leaves, _, aux_def = _lower_all(trace, aux, sel.primals)

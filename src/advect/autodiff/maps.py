@@ -14,12 +14,15 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
+from ..numpy._methods import ArrayTracer
 from ..numpy._mutation import mark_array, marks_array
+from ..ops.casts import PYTHON_DTYPES
 from ..providers import namespace_of
 from ..pytree import tree_flatten, tree_unflatten
 from .reverse import backward, forward
 
-__all__ = ["Pullback", "LinearMap", "input_type", "tangent_leaves", "zero_tangent"]
+__all__ = ["Pullback", "LinearMap", "input_type", "output_type", "tangent_leaves",
+           "zero_tangent"]
 
 
 class _Shared:
@@ -86,7 +89,8 @@ class _TapeMap:
             if keep:
                 self._exit()
         return sel.unflatten([input_type(_fresh(result[v.index], cts), p) if v.index in result
-                              else ops.zeros_like(p) for v, p in zip(in_vars, sel.primals)])
+                              else input_type(ops.zeros_like(p), p)
+                              for v, p in zip(in_vars, sel.primals)])
 
     def close(self) -> None:
         """Release the tape (once applications in progress finish); later calls raise
@@ -106,10 +110,13 @@ class _TapeMap:
 
 def input_type(g, primal):
     """The cotangent ``g`` of a 0-d ndarray input as a 0-d ndarray (a staged program's type
-    too): NumPy computes some 0-d cotangents as NumPy scalars (``x * 2``), others as arrays (the
-    sum of a broadcast); other cotangents unchanged."""
+    too), of a NumPy scalar input as a NumPy scalar: NumPy computes some 0-d cotangents as
+    NumPy scalars (``x * 2``), others as arrays (the sum of a broadcast); other cotangents
+    unchanged."""
     if type(primal) is np.ndarray:
         return np.array(g) if isinstance(g, np.generic) and not primal.shape else g
+    if isinstance(primal, np.generic):
+        return g[()] if type(g) is np.ndarray and not g.shape else g
     if isinstance(g, Tracer) and isinstance(primal, Tracer) and not g.shape \
             and marks_array(primal._mut) and not primal._weak():
         mark_array(g)  # traced inside an outer transform or while staging: the same rule
@@ -180,6 +187,10 @@ def _leaves_up_to(treedef, value, out: list, whole, what: str, of: str) -> None:
             treedef.children):
         differ = getattr(treedef.aux, "describe_mismatch", None)  # advect.xarray labels
         detail = f": {differ(node.aux)}" if differ and node.kind is treedef.kind else ""
+        if not detail and node.kind is treedef.kind and node.aux != treedef.aux:
+            # static fields (a dataclass's, say) do not show in the structures' reprs
+            detail = (f": the {getattr(node.kind, '__name__', node.kind)} metadata "
+                      f"{node.aux!r} differs from {treedef.aux!r}")
         raise TypeError(f"{what} structure {tree_flatten(whole)[1]!r} does not match the "
                         f"{of} structure {treedef!r}{detail} (None stands for a zero {what})")
     for child_def, child in zip(treedef.children, children):
@@ -211,7 +222,8 @@ class LinearMap(_TapeMap):
             values = forward(tape, in_vars, given)
             return tree_unflatten(out_def, [
                 zero_tangent(p) if v is None or v.index not in values
-                else _fresh(values[v.index], given) for v, p in zip(out_vars, out_primals)])
+                else output_type(_fresh(values[v.index], given), p)
+                for v, p in zip(out_vars, out_primals)])
         finally:
             self._exit()
 
@@ -264,7 +276,8 @@ def tangent_leaves(tangents, sel) -> list:
     primals = iter(sel.primals)
     for i, t in enumerate(flat):
         if i in sel.fixed:
-            if t is not None and (not hasattr(sel.fixed[i], "shape") or np.any(np.asarray(t))):
+            # bool(np.any(t)): a traced tangent (of an outer transform) is read, not detached
+            if t is not None and (not hasattr(sel.fixed[i], "shape") or bool(np.any(t))):
                 raise ValueError("the tangent of an integer, bool or non-array input must be "
                                  "zero (or None): such inputs have no derivative")
             continue
@@ -291,6 +304,38 @@ def tangent_leaves(tangents, sel) -> list:
             t = ops.astype(t, dtype=aval_of(p).dtype.name)
         out.append(t)
     return out
+
+
+def output_type(tangent, primal):
+    """An output ``tangent`` with its ``primal``'s rank-0 type (the rule of ``zero_tangent``):
+    a Python scalar for a Python scalar, a NumPy scalar for a NumPy scalar, a 0-d ndarray for a
+    0-d ndarray, whatever the rules computed it as. For a traced primal (while staging, or
+    inside an outer transform) the type is the one its marker gives it when it comes out: a
+    traced tangent becomes weak or is marked an array to match."""
+    if isinstance(primal, ArrayTracer):
+        if primal.shape:
+            return tangent
+        kind = float if primal._weak() else np.ndarray if marks_array(primal._mut) else None
+    elif type(primal) in (float, complex):
+        kind = float
+    elif type(primal) is np.ndarray and not primal.shape:
+        kind = np.ndarray
+    elif isinstance(primal, np.generic):
+        kind = None  # a NumPy scalar
+    else:
+        return tangent
+    if isinstance(tangent, ArrayTracer):  # (a linear tape's variable has no type to give)
+        if not tangent.shape and kind is float and not tangent._weak():
+            dtype = PYTHON_DTYPES.get(aval_of(tangent).dtype.kind, "float64")
+            return ops.python_scalar(tangent, dtype=dtype)
+        if not tangent.shape and kind is np.ndarray:
+            mark_array(tangent)  # (a NumPy-scalar tracer only: others keep their marker)
+        return tangent
+    if kind is float:
+        return tangent.item() if isinstance(tangent, np.ndarray | np.generic) else tangent
+    if kind is np.ndarray:
+        return np.asarray(tangent) if isinstance(tangent, np.generic) else tangent
+    return tangent[()] if type(tangent) is np.ndarray and not tangent.shape else tangent
 
 
 def zero_tangent(primal):

@@ -235,21 +235,35 @@ def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
                          f"not a value of shape {_shape(operand(initial))}")
     if dtype is not None:
         a = astype(a, dtype)
+    identity = _FILL.get(op.name)
+    if initial is not None and identity is None:  # max, min: the result has a's dtype
+        initial = reduction_initial(initial, aval_of(a).dtype)
     if where is not True:
         where = where_mask(where)
-        fill = _FILL.get(op.name, initial)
+        fill = initial if identity is None else identity
         if fill is None:
             raise ValueError(f"{op.name} has no identity, so a where= mask needs initial=")
         a = ops.where(where, a, fill)
     axes = reduce_axes(axis, len(_shape(a)))
-    if initial is not None:
+    if initial is not None and identity is None:  # a sum over nothing is 0, plus initial
         a = stand_in_for_empty(a, axes, initial)
     out = op(a, axes=axes, keepdims=keepdims)
     if initial is not None:
         combine = {ops.reduce_sum: ops.add, ops.reduce_prod: ops.multiply,
                    ops.reduce_max: ops.maximum, ops.reduce_min: ops.minimum}[op]
-        out = combine(out, initial)
+        out = combine(out, reduction_initial(initial, aval_of(out).dtype))
     return out if dtype is None else astype(out, dtype)  # the provider sums int16 in int64
+
+
+def reduction_initial(initial, dtype):
+    """``initial=`` as NumPy reads it: a value of the reduction's result ``dtype``, so a
+    float64 initial leaves a float32 sum float32 and ``-1.5`` adds ``-1`` to an integer sum
+    (NumPy's ``TypeError`` for a complex initial of a real sum, ``OverflowError`` for ``-1``
+    of an unsigned one)."""
+    if isinstance(initial, Tracer):
+        return initial if aval_of(initial).dtype == dtype else ops.astype(initial,
+                                                                          dtype=dtype.name)
+    return np.asarray(initial, dtype=dtype).item()  # weak: any provider's array keeps dtype
 
 
 def stand_in_for_empty(a, axes, initial):

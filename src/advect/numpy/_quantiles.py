@@ -83,8 +83,10 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
         raise TypeError(f"numpy.{name}: NumPy interpolates bools with a subtraction it does not "
                         "support; convert them with .astype(np.float64) first")
     picks = method in _PICKS  # values taken, not interpolated: ints and bools stay so
-    if aval_of(a).dtype.kind not in "fc" and not (picks and m):
-        a = astype(a, np.float64)
+    if aval_of(a).dtype.kind not in "fc" and not (picks and m):  # NumPy interpolates in
+        q_dtype = aval_of(q).dtype  # the common type of the data and a floating q's dtype
+        a = astype(a, np.result_type(aval_of(a).dtype, q_dtype)
+                   if strong_q and q_dtype.kind == "f" else np.float64)
     flat = _reshape(_transpose(a, keep + list(axes)), lead + (m,))
     if weights is not None:
         order = _argsort(flat, -1)

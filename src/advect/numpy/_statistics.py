@@ -471,11 +471,19 @@ def _nanargmin(a, axis=None, out=None, *, keepdims=False):
     return _arg_reduce(ops.nanargmin, operand(a), axis, keepdims)
 
 
+def _inexact_dtype(dtype) -> None:
+    """NumPy's ``TypeError`` for an integer or bool ``dtype=`` of a NaN-ignoring statistic of
+    a floating or complex array."""
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise TypeError(f"If a is inexact, then dtype must be inexact (got {np.dtype(dtype)})")
+
+
 @implements(np.nanmean)
 def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = operand(a)
     if _kind(a) not in "fc":
         return _mean(a, axis, dtype, keepdims=keepdims, where=where)
+    _inexact_dtype(dtype)
     valid = ops.logical_not(ops.isnan(a))
     if where is not True:
         valid = ops.logical_and(valid, where)
@@ -489,6 +497,7 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
     if _kind(a) not in "fc":
         return _var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
                     correction=correction)
+    _inexact_dtype(dtype)
     valid = ops.logical_not(ops.isnan(a))
     if where is not True:
         valid = ops.logical_and(valid, where)

@@ -179,7 +179,8 @@ def vjp_program(f: StagedProgram, argnums: int | Sequence[int] | None = None, *,
 
     Raises:
         TypeError: ``f`` is not a StagedProgram, or a selected input is not differentiable
-            (a weak scalar that is not real floating, an integer array, a static value).
+            (a weak scalar that is not real floating, a static value); a selected integer or
+            bool array gets a cotangent of zeros in its own dtype, as with ``vjp``.
         IndexError: ``argnums`` out of range for the signature.
         ValueError: a duplicate selection, a name absent from the signature, or a primal
             signature that already has a ``cotangent`` keyword.
