@@ -99,9 +99,18 @@ def asarray(x: Any) -> Any:
     return x if isinstance(x, Tracer) else np.asarray(x)
 
 
+def _supported(like: Any) -> None:
+    """SciPy's filters have no float16 loops: they refuse a float16 input (a 0-d one is
+    returned unfiltered; a float16 ``output`` is refused by some filters only: not checked)."""
+    if like.dtype == np.float16 and like.ndim:
+        raise RuntimeError("scipy.ndimage: array type dtype('float16') is not supported "
+                           "(as in SciPy); cast the input to float32")
+
+
 def finish(result: Any, like: Any, output: Any) -> Any:
     """Cast to the output dtype (SciPy's: the input's, or ``output``'s); write an ``output``
     array (functionalized when traced) and return it."""
+    _supported(like)
     if output is None or isinstance(output, type | np.dtype | str):
         dtype = like.dtype if output is None else np.dtype(output)
         return result if result.dtype == dtype else result.astype(dtype)

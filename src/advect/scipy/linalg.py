@@ -157,9 +157,16 @@ def _scipy_dtype(name: str, *dtypes: np.dtype) -> np.dtype:
     return np.asarray(_EXAMPLES[name](*(np.eye(2, dtype=d) for d in dtypes))).dtype
 
 
+# the routines whose first input must be a square matrix (or a stack): SciPy's ValueError
+_SQUARE = frozenset({"solve", "solve_triangular", "cholesky", "eigh", "inv"})
+
+
 def _as_scipy(name: str, *xs: Any) -> list[Any]:
     """The (non-None) inputs of ``name`` cast to the dtype SciPy works in for them."""
     arrays = [_array(x) for x in xs if x is not None]
+    if name in _SQUARE and (arrays[0].ndim < 2 or arrays[0].shape[-1] != arrays[0].shape[-2]):
+        raise ValueError(f"scipy.linalg: expected a square matrix (or a stack of them), got "
+                         f"an array of shape {arrays[0].shape}")
     dtype = _scipy_dtype(name, *(x.dtype for x in arrays))
     return [x if x.dtype == dtype else x.astype(dtype) for x in arrays]
 

@@ -190,7 +190,10 @@ def _traced(*values: Any) -> bool:
 def _finite_max(x: Any, axis: Any) -> Any:
     """The maximum over ``axis`` (kept), 0 where it is not finite: the shift that keeps
     ``exp(x - shift)`` in range (an all ``-inf`` slice then gives ``-inf``, not NaN)."""
-    m = np.max(np.real(x) if numpy_dtype(x.dtype).kind == "c" else x, axis=axis,
+    kind = numpy_dtype(x.dtype).kind
+    if kind in "biu":  # integers are finite (and -inf is no integer): x - max as in SciPy
+        return np.max(x, axis=axis, keepdims=True)
+    m = np.max(np.real(x) if kind == "c" else x, axis=axis,
                keepdims=True, initial=-np.inf)  # an empty slice sums to 0: log gives -inf
     return np.where(np.isfinite(m), m, 0.0)
 
@@ -218,6 +221,10 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     if not _traced(a, b):
         return _sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
     a = _asarray(a)
+    if numpy_dtype(a.dtype).kind in "biu":  # SciPy computes integers in float64
+        a = a.astype(np.float64)
+    if a.ndim == 0 and np.ndim(b) == 0:  # SciPy reads a 0-d a as 1-d: keepdims keeps an axis
+        a = np.reshape(a, (1,))
     if b is not None:
         if not isinstance(b, (int, float, complex)):  # a Python scalar stays weak (NEP 50)
             b = _asarray(b)
@@ -225,11 +232,17 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         a = np.broadcast_to(a, shape)
         if not isinstance(b, (int, float, complex)):
             b = np.broadcast_to(b, shape)
-        a_for_max = np.where(b != 0, a, -np.inf)  # terms with b == 0 do not count
+        counted = b != 0
+        a_for_max = np.where(counted, a, -np.inf)  # terms with b == 0 do not count
     else:
         a_for_max = a
     axes = normalize_axes(axis, a.ndim)
     shift = _finite_max(a_for_max, axes)
+    if b is not None:
+        # nor does a term with b == 0 whose exp(a - shift) is inf or NaN (0 * inf would be NaN,
+        # SciPy drops it); a finite one keeps its derivative in b, exp(a - shift)
+        limit = float(np.log(np.finfo(numpy_dtype(a.dtype)).max))
+        a = np.where(counted | (np.real(a) - shift <= limit), a, -np.inf)
     terms = np.exp(a - shift)
     if b is not None:
         terms = b * terms
@@ -240,11 +253,11 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         total = np.abs(total)
     with np.errstate(divide="ignore"):  # a sum of zeros: log 0 = -inf, as SciPy returns
         out = np.log(total) + shift
-    if not keepdims:
-        out = np.squeeze(out, axis=axes)
+    if not keepdims:  # a 0-d result is a NumPy scalar, as SciPy returns it
+        out = np.squeeze(out, axis=axes)[()]
     if not return_sign:
         return out
-    return out, (sign if keepdims else np.squeeze(sign, axis=axes))
+    return out, (sign if keepdims else np.squeeze(sign, axis=axes)[()])
 
 
 def softmax(x: Any, axis: Any = None) -> Any:
