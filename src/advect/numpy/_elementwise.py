@@ -29,6 +29,8 @@ def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
     lo, hi = clip_bounds(a_min, a_max, min, max)
     if dtype is not None:  # NumPy's ufunc keywords: compute in dtype
         a = astype(a, dtype)
+    elif aval_of(a).weak:  # np.clip makes an array of a Python scalar: clip(0.5, x32, ...) is
+        a = ops.astype(a, dtype=aval_of(a).dtype.name)  # float64, as the clip op's impl is
     result = (ops.positive(a) if hi is None else ops.minimum(a, hi)) if lo is None else \
         ops.maximum(a, lo) if hi is None else ops.clip(a, lo, hi)
     if where is not True:  # entries where= leaves out keep out's values (a's without out=)

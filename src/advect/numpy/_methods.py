@@ -53,7 +53,7 @@ _VIEW_FUNCTIONS = dict.fromkeys((
 # give a NumPy scalar (constructors and np.astype mark their own)
 _ARRAY_FUNCTIONS = frozenset({
     np.where, np.select, np.piecewise, np.copy, np.array, np.asarray, np.asanyarray, np.i0,
-    np.tensordot,
+    np.tensordot, np.roll, np.tile, np.resize, np.pad,
 })
 
 # NumPy functions that return a Python scalar (a bool): their weak traced result stays weak

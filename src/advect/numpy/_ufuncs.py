@@ -317,8 +317,9 @@ def write_out(out, results, casting, what):
             assign_inplace(target, value, what)  # raises: a traced value into a plain array
         value = _cast(value, aval_of(target).dtype, casting, what)
         if not (isinstance(value, Tracer) and value._trace is target._trace) or \
-                aval_of(value).shape != target.shape:
-            value = ops.where(True, value, target)  # joins target's trace, broadcast to it
+                aval_of(value).shape != target.shape or aval_of(value).weak:
+            # joins target's trace, broadcast to it (and strong: np.sin(0.5, out=buf) is buf)
+            value = ops.where(True, value, target)
         written.append(assign_inplace(target, value, what))
     return tuple(written) if several else written[0]
 
