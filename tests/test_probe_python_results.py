@@ -93,3 +93,21 @@ def test_staged_python_int_overflow_into_an_int64_array_raises_as_eager():
         f(2**40, 2**40)
     with pytest.raises(OverflowError):
         ad.stage(f, 2**40, 2**40)(2**40, 2**40)
+
+
+@pytest.mark.parametrize("x", [2.5, np.float64(2.5), np.array(2.5), np.float32(2.5)])
+@pytest.mark.parametrize("axis", [0, -1, None, ()])
+def test_ufunc_reduce_of_a_0d_value_is_numpys(x, axis):
+    f = lambda x: np.add.reduce(x, axis=axis) * 3  # noqa: E731
+    want = f(x)
+    staged = ad.stage(f, x)(x)
+    assert type(staged) is type(want) and staged == want
+    assert ad.grad(f)(x) == 3.0
+
+
+@pytest.mark.parametrize("axis", [1, (0,)])
+def test_ufunc_reduce_of_a_0d_array_refuses_other_axes_as_numpy(axis):
+    with pytest.raises(np.exceptions.AxisError):
+        np.add.reduce(np.array(2.5), axis=axis)
+    with pytest.raises(np.exceptions.AxisError):
+        ad.grad(lambda x: np.add.reduce(x, axis=axis))(np.array(2.5))

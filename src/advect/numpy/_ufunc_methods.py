@@ -213,6 +213,8 @@ def _check_reorderable(ufunc, dtype, what):
 def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=False,
             initial=_NoValue, where=True):
     a = _operand(array)
+    if aval_of(a).weak:  # a Python scalar is a 0-d array to NumPy's reduce
+        a = ops.astype(a, dtype=aval_of(a).dtype.name)
     requested = None if dtype is None else np.dtype(dtype)
     loop = _method_loop(ufunc, aval_of(a).dtype, requested, what)
     if requested is not None:
@@ -224,6 +226,8 @@ def _reduce(ufunc, found, what, array, axis=0, dtype=None, out=None, keepdims=Fa
                              f"one scalar, got shape {initial.shape}")
         initial = initial[()]
     keepdims = keepdims_flag(keepdims)
+    if not aval_of(a).ndim and type(axis) is int and axis in (0, -1):
+        axis = ()  # NumPy reduces a 0-d array along "axis 0" to itself
     axes = normalize_axes(reduction_axis(axis), aval_of(a).ndim)
     if len(axes) > 1:
         _check_reorderable(ufunc, aval_of(a).dtype, what)
