@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import ops
 from .._compat import provider_function
-from ..core import Op, apply_linear
+from ..core import Op, Tracer, apply_linear
 from ..dtypes import Aval, aval_of
 from . import _portable
 from ._rules import fit, reduced_shape
@@ -94,6 +94,9 @@ reduce_min = Op("reduce_min", attrs=("axes", "keepdims"), abstract=_reduce_abstr
 def _reduce_prod_jvp(primals, tangents, out, *, axes, keepdims):
     # d prod = sum_i dx_i * prod_{j != i} x_j, exact also where some x_j are zero
     (x,), (dx,) = primals, tangents
+    if isinstance(x, Tracer) and aval_of(x).size:  # differentiated again (or staged)
+        others = _products_of_others(x, axes)
+        return fit(reduce_sum(ops.multiply(dx, others), axes=axes, keepdims=keepdims), out)
     zero = ops.equal(x, 0)
     n_zero = reduce_sum(zero, axes=axes, keepdims=True)
     nonzero_prod = reduce_prod(ops.where(zero, 1, x), axes=axes, keepdims=True)
@@ -101,6 +104,30 @@ def _reduce_prod_jvp(primals, tangents, out, *, axes, keepdims):
     others = ops.where(ops.equal(n_zero, 0), ops.divide(out_k, ops.where(zero, 1, x)),
                        ops.where(ops.logical_and(zero, ops.equal(n_zero, 1)), nonzero_prod, 0))
     return fit(reduce_sum(ops.multiply(dx, others), axes=axes, keepdims=keepdims), out)
+
+
+def _products_of_others(x, axes):
+    """``prod_{j != i} x_j`` over ``axes`` for each entry ``i``: the exclusive prefix product
+    times the exclusive suffix product along the reduced entries (flattened into one axis).
+    Only products, no branches on ``x == 0``, so its own derivatives stay exact at zeros, to
+    every order; the concrete rule above is exact at first order only (its branches are
+    constants)."""
+    from .scans import _shifted  # scans builds on this module's ops
+
+    aval = aval_of(x)
+    keep = tuple(a for a in range(aval.ndim) if a not in axes)
+    perm = (*keep, *axes)
+    inverse = tuple(perm.index(a) for a in range(aval.ndim))
+    permuted = tuple(aval.shape[a] for a in perm)
+    last = len(keep)
+    flat = ops.reshape(ops.permute_dims(x, axes=perm),
+                       shape=(*permuted[:last], int(np.prod(permuted[last:], dtype=np.int64))))
+    before = _shifted(ops.cumulative_prod(flat, axis=last), 1, last, 1, flat)
+    backward = ops.flip(flat, axes=(last,))
+    after = ops.flip(_shifted(ops.cumulative_prod(backward, axis=last), 1, last, 1, flat),
+                     axes=(last,))
+    others = ops.reshape(ops.multiply(before, after), shape=permuted)
+    return ops.permute_dims(others, axes=inverse)
 
 
 reduce_prod = Op("reduce_prod", attrs=("axes", "keepdims"), abstract=_sum_abstract,
