@@ -284,7 +284,7 @@ class Gen:
 
     def matmul(self):
         a, b = self.pick(), self.pick()
-        sa, sb = self.shape(a), self.shape(b)
+        sa = self.shape(a)
         rng = np.random.default_rng(self.n)
         if len(sa) < 1:
             return
@@ -294,7 +294,8 @@ class Gen:
         form = self.r.choice([
             "{a} @ np.array({c}) @ np.array({d})", "np.linalg.multi_dot([{a}, {a}.T, {a}])",
             "{a} @ {b} @ {b}.T", "({a} @ {a}.T) @ {a}", "{a}.T @ {a} @ {a}.T",
-            "np.matmul({a}, np.array({c}))", "{a} @ {b}", "np.dot({a}, np.array({c})) @ np.array({d})",
+            "np.matmul({a}, np.array({c}))", "{a} @ {b}",
+            "np.dot({a}, np.array({c})) @ np.array({d})",
             "np.vecdot({a}, {b})", "np.matmul({a}, {b}.mT)",
         ])
         self.emit("{v} = " + form.format(a=a, b=b, c=c, d=d))
