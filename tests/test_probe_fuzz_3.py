@@ -24,21 +24,9 @@ import numpy as np
 import pytest
 
 import advect as ad
+from programs import MARGIN, Kink, _away
 
 SHAPES = [(), (3,), (4,), (2, 3), (3, 1), (1, 3), (2, 3, 2)]
-MARGIN = 1e-3
-
-
-class Kink(Exception):
-    """The sample point is within MARGIN of a kink."""
-
-
-def _away(a, b=0.0) -> None:
-    if ad.is_traced(a) or ad.is_traced(b):
-        return
-    d = np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))
-    if d.size and d.min() < MARGIN:
-        raise Kink("near a kink")
 
 
 def _gap(a, axis=None) -> None:
