@@ -18,7 +18,7 @@ from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of, check_dtype
 from ..numpy._methods import ArrayTracer
-from ..numpy._mutation import INPUT, mark_array, marks_array
+from ..numpy._mutation import input_marker, mark_array, marks_array
 from ..pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from .forward import JVPTrace, JVPTracer
 from .maps import LinearMap, Pullback, input_type, output_type, tangent_leaves, zero_tangent
@@ -233,12 +233,12 @@ def _mark_inputs(fun):
     """Wrap ``fun`` so its tracer inputs are read-only (mutating them raises MutationError)."""
     def wrapped(*tracers):
         for t in tracers:
-            t._mut = INPUT
+            t._mut = input_marker(t.primal)
         return fun(*tracers)
     return wrapped
 
 
-def _lower_all(trace, out, inputs: list) -> tuple[list, list, TreeDef]:
+def _lower_all(trace, out) -> tuple[list, list, TreeDef]:
     """Split the function's output into primal leaves and tangent variables (None: constant);
     a dead tracer there (escaped, or a stale view) raises instead of passing as a constant.
     0-d NumPy primals and tangents get eager NumPy's types (``_eager_type``)."""
@@ -249,23 +249,22 @@ def _lower_all(trace, out, inputs: list) -> tuple[list, list, TreeDef]:
             raise leaf._trace.dead_error("the transformed function's output")
         p, t = lower(trace, leaf)
         if p is not leaf:
-            p = _eager_type(leaf._mut, p, inputs)
-            t = output_type(_eager_type(leaf._mut, t, ()), p)  # the primal's 0-d type
+            p = _eager_type(leaf._mut, p)
+            t = output_type(_eager_type(leaf._mut, t), p)  # the primal's 0-d type
         primals.append(p)
         tangents.append(t)
     return primals, tangents, treedef
 
 
-def _eager_type(mut, value, inputs):
+def _eager_type(mut, value):
     """``value``, an output's primal or tangent, with the type eager NumPy gives a 0-d result:
     a 0-d ndarray where the tracer's marker ``mut`` says so (``marks_array``), else a NumPy
-    scalar (staged programs follow the same rule); one of the caller's ``inputs`` passed
-    through keeps its type. A traced 0-d value (staging, or an outer transform's) is marked
-    an array where ``mut`` says so, which gives it that type when it comes out."""
+    scalar (staged programs follow the same rule; an input passed through keeps its type, as
+    its marker says: ``input_marker``). A traced 0-d value (staging, or an outer transform's)
+    is marked an array where ``mut`` says so, which gives it that type when it comes out."""
     if type(value) is np.ndarray:
         return value if value.shape or marks_array(mut) else value[()]
-    if isinstance(value, np.generic) and marks_array(mut) and not any(
-            value is p for p in inputs):
+    if isinstance(value, np.generic) and marks_array(mut):
         return np.asarray(value)
     if isinstance(value, ArrayTracer) and not value.shape and marks_array(mut):
         mark_array(value)  # (a NumPy-scalar tracer only: others keep their marker)
@@ -291,7 +290,7 @@ def _linearize_leaves(fun, sel: _Selection):
     out, in_vars, trace, tape = linearize_flat(fun, sel.primals)
     equations = tape.tape  # closing the trace lets go of it
     try:
-        leaves, out_vars, treedef = _lower_all(trace, out, sel.primals)
+        leaves, out_vars, treedef = _lower_all(trace, out)
     finally:
         trace.close()
         tape.close()
@@ -362,9 +361,9 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
             if type(value) is JVPTracer and value._trace is trace:  # the common case
                 primal, var = value.primal, value.tangent
                 if value._mut is not None or type(primal) is np.ndarray:  # 0-d: NumPy's type
-                    primal = _eager_type(value._mut, primal, sel.primals)
+                    primal = _eager_type(value._mut, primal)
             else:
-                primals, tangents, out_def = _lower_all(trace, value, sel.primals)
+                primals, tangents, out_def = _lower_all(trace, value)
                 if out_def != LEAF:
                     raise ValueError(
                         "grad needs a function returning one real scalar, got "
@@ -384,7 +383,7 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
                 grads.append(input_type(ops.zeros_like(p), p) if g is None else g if type(
                     p) is np.ndarray and p.shape else input_type(g, p))  # (0-d: the call)
             if has_aux:
-                aux_leaves, _, aux_def = _lower_all(trace, aux, sel.primals)
+                aux_leaves, _, aux_def = _lower_all(trace, aux)
                 aux = tree_unflatten(aux_def, _owned(aux_leaves, sel.primals))
         finally:
             trace.close()
@@ -477,7 +476,7 @@ def jvp(f: Callable, argnums: int | Sequence[int] = 0):
         try:
             inputs = [JVPTracer(trace, p, t) for p, t in zip(sel.primals, flat_t)]
             out = call_uncollected(_mark_inputs(sel.call(f)), inputs)
-            leaves, tangents, treedef = _lower_all(trace, out, sel.primals)
+            leaves, tangents, treedef = _lower_all(trace, out)
         finally:
             trace.close()
         leaves = _owned(leaves, sel.primals)

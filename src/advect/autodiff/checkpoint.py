@@ -28,8 +28,7 @@ from .. import core, ops
 from ..core import Op, Tracer
 from ..dtypes import Aval, aval_of
 from ..errors import EscapedTracerError, TracingError
-from ..numpy._methods import INPUT
-from ..numpy._mutation import View, mark_view
+from ..numpy._mutation import View, input_marker, mark_view
 from ..providers import is_array
 from ..pytree import TreeDef, tree_flatten, tree_unflatten
 from ..staging.trace import _GENERATOR_KINDS, _generators_of, _same_state
@@ -68,7 +67,7 @@ def _inputs(trace, primals, tangents):
             inputs.append(p)
         else:
             x = JVPTracer(trace, p, t)
-            x._mut = INPUT
+            x._mut = input_marker(p)
             inputs.append(x)
     return inputs
 

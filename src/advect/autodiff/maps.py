@@ -114,13 +114,19 @@ def input_type(g, primal):
     NumPy scalars (``x * 2``), others as arrays (the sum of a broadcast); other cotangents
     unchanged."""
     if type(primal) is np.ndarray:
-        return np.array(g) if isinstance(g, np.generic) and not primal.shape else g
-    if isinstance(primal, np.generic):
-        return g[()] if type(g) is np.ndarray and not g.shape else g
-    if isinstance(g, Tracer) and isinstance(primal, Tracer) and not g.shape \
-            and marks_array(primal._mut) and not primal._weak():
-        mark_array(g)  # traced inside an outer transform or while staging: the same rule
-    return g
+        array = not primal.shape
+    elif isinstance(primal, np.generic):
+        array = False
+    elif isinstance(primal, Tracer) and not primal.shape and not primal._weak():
+        # traced inside an outer transform or while staging: the type its marker gives it
+        array = marks_array(primal._mut)
+        if isinstance(g, Tracer):
+            return mark_array(g) if array else g
+    else:
+        return g
+    if array:
+        return np.array(g) if isinstance(g, np.generic) else g
+    return g[()] if type(g) is np.ndarray and not g.shape else g
 
 
 def _fresh(value, given: list):

@@ -20,6 +20,7 @@ from ..core import Trace, Tracer, bind
 from ..dtypes import Aval, aval_of
 from ..errors import NoVJPError
 from ..numpy._methods import INPUT
+from ..numpy._mutation import input_marker
 from ..ops import _rules
 from ..ops.indexing import index_key
 from .forward import JVPTrace, JVPTracer
@@ -156,7 +157,8 @@ def linearize_flat(fun, primals):
                            else aval_of(p), tape.count)  # inline: aval_of(p) without a call
         tape.count += 1
         x = JVPTracer(trace, p, var)
-        x._mut = INPUT  # a transform's inputs are never writable
+        # a transform's inputs are never writable; a NumPy scalar is immutable anyway
+        x._mut = INPUT if type(p) is np.ndarray else input_marker(p)
         in_vars.append(var)
         inputs.append(x)
     try:

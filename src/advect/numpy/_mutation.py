@@ -8,7 +8,8 @@ stay pure dataflow. The ``_mut`` slot of a tracer says what it may do:
   scalar that NumPy returns for a 0-d result (``np.sum(x)``, ``y[0]``), so ``v += 1`` rebinds it;
 * ``ARRAY``: an owned 0-d ndarray (``np.zeros(())``, ``y.copy()`` of a 0-d array), written in
   place by ``v += 1`` as NumPy's;
-* ``INPUT``: an input of a transform, or a view of one: never writable;
+* ``INPUT``: an input of a transform, or a view of one: never writable (an input that is a
+  NumPy scalar, or a traced one, is marked ``None`` instead: :func:`input_marker`);
 * a :class:`View`: taken from ``parent`` by a basic index (writes pass through to the parent), by
   a transformation such as ``.T`` or ``.reshape()`` (``index`` is None: not writable), or as one
   of NumPy's read-only views (``index`` is ``READ_ONLY``: ``np.broadcast_arrays`` pieces,
@@ -32,6 +33,7 @@ from ..dtypes import aval_of
 from ..errors import MutationError, StaleViewError, TracingError
 
 __all__ = ["INPUT", "ARRAY", "READ_ONLY", "View", "Flat", "mark_view", "mark_array", "marks_array",
+           "input_marker",
            "array_result", "setitem", "assign_inplace", "owned_copy", "check_writable",
            "write_plain", "numpy_scalar", "same_root", "root_positions",
            "read_after_write",
@@ -47,6 +49,20 @@ def marks_array(mut) -> bool:
     owned one such as ``np.zeros(())`` or a copy, a view such as ``y[0, ...]``, an input) rather
     than a NumPy scalar. Both lifetimes give their 0-d results these types."""
     return mut is ARRAY or mut is INPUT or type(mut) is View
+
+
+def input_marker(value):
+    """The marker of a transform's input standing for ``value``: ``None`` for a NumPy scalar
+    (``np.float64(2)``) or a tracer standing for one, which NumPy's rules already keep from
+    being written (``v += 1`` rebinds, ``v[...] = 1`` raises as NumPy does) and whose results
+    get NumPy's types (``v.copy()`` and ``v.astype(...)`` are scalars, ``v[...]`` an array);
+    else ``INPUT``."""
+    if isinstance(value, np.generic):
+        return None
+    if isinstance(value, Tracer) and getattr(value, "_mut", INPUT) is None \
+            and not value.shape and not aval_of(value).weak:
+        return None
+    return INPUT
 
 
 def numpy_scalar(x) -> bool:

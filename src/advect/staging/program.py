@@ -501,8 +501,9 @@ def build_program(function: Callable, pos: tuple, kw: dict, version: str,
         return out
 
     with _collector_paused(), generators_untouched(function):
-        graph, _, scalars = trace_graph(call, in_avals, np if xp is None else xp,
-                                        array_api_version=version)
+        graph, _, scalars = trace_graph(
+            call, in_avals, np if xp is None else xp, array_api_version=version,
+            scalar_inputs=[s.numpy_scalar for s in specs if isinstance(s, ArraySpec)])
         validate(graph, derive=False)  # the trace derived every aval with the ops' rules
         graph, report = optimize(graph)  # renumbered densely
         out_def, order = returned[-1]

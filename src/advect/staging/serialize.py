@@ -260,6 +260,8 @@ def _encode_spec(spec):
     out = {"shape": list(spec.shape), "dtype": spec.dtype.name}
     if spec.weak:
         out = {"weak": _CATEGORY[spec.dtype.kind]}
+    if spec.numpy_scalar:  # a NumPy scalar's slot: the results get its eager types
+        out["numpy_scalar"] = True
     if spec.device is not None:  # a provider's device object is saved as its name
         device = spec.device
         out["device"] = device if type(device) in (str, int) else str(device)
@@ -328,11 +330,17 @@ def _decode_spec(data: dict, where: str):
                                "'complex'}")
         return ArraySpec((), _WEAK_DTYPE[data["weak"]], weak=True,
                          device=_device(data.get("device"), where))
-    if set(data) - {"shape", "dtype", "device"} or not {"shape", "dtype"} <= set(data):
+    if set(data) - {"shape", "dtype", "device", "numpy_scalar"} or not {"shape", "dtype"} <= set(
+            data):
         raise PayloadError(f"{where}: an array spec has exactly 'shape', 'dtype' and optionally "
-                           f"'device', got keys {sorted(data)}")
-    spec = ArraySpec(_shape(data["shape"], where), _dtype(data["dtype"], where),
-                     device=_device(data.get("device"), where))
+                           f"'device' and 'numpy_scalar', got keys {sorted(data)}")
+    scalar = data.get("numpy_scalar", False)
+    shape = _shape(data["shape"], where)
+    if type(scalar) is not bool or scalar and shape != ():
+        raise PayloadError(f"{where}.numpy_scalar: expected true (for shape []) or false, got "
+                           f"{show(scalar)}")
+    spec = ArraySpec(shape, _dtype(data["dtype"], where),
+                     device=_device(data.get("device"), where), numpy_scalar=scalar)
     check_aval(spec.aval, where)
     return spec
 

@@ -18,6 +18,7 @@ from ..array_api._revisions import REVISIONS
 from ..core import Tracer
 from ..dtypes import Aval, aval_of, check_dtype
 from ..errors import RevisionError
+from ..numpy._mutation import input_marker
 from ..providers import (
     default_device,
     device_of,
@@ -59,13 +60,18 @@ class ArraySpec:
 
     ``weak=True`` (rank 0 only) declares a Python scalar: ``ArraySpec((), "float64",
     weak=True)`` accepts a Python ``float``, which promotes as NumPy 2 promotes Python scalars.
+    ``numpy_scalar=True`` (rank 0 only) declares a NumPy scalar (``np.float32(2)``, what
+    ``stage`` records for one): the slot takes it or a 0-d array alike, and the program gives
+    the result types eager NumPy gives for a scalar (``x.copy()`` a scalar, ``x[...]`` a 0-d
+    array).
     ``dtype`` is a NumPy dtype, which compares equal to its name. ``device=None`` means the
     default device of the call's provider; another device must match the argument's
     (``stage`` records an example's device when it is not its provider's default).
 
     Raises:
         TypeError: an unsupported dtype (object, bytes, float128, ...), named.
-        ValueError: a negative dimension, or ``weak`` with a shape other than ``()``.
+        ValueError: a negative dimension, ``weak`` or ``numpy_scalar`` with a shape other
+            than ``()``, or both.
 
     Example:
         >>> spec = ArraySpec((4,), "float64")
@@ -73,10 +79,10 @@ class ArraySpec:
         (True, (4,))
     """
 
-    __slots__ = ("shape", "dtype", "device", "weak")
+    __slots__ = ("shape", "dtype", "device", "weak", "numpy_scalar")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, device: Any = None,
-                 weak: bool = False):
+                 weak: bool = False, numpy_scalar: bool = False):
         try:
             shape = tuple(operator.index(n) for n in shape)
         except TypeError:
@@ -91,6 +97,10 @@ class ArraySpec:
         if weak and shape != ():
             raise ValueError(f"ArraySpec: weak=True declares a Python scalar, so the shape must "
                              f"be (), got {shape}")
+        if numpy_scalar and (shape != () or weak):
+            raise ValueError(f"ArraySpec: numpy_scalar=True declares a NumPy scalar, so the "
+                             f"shape must be () and weak False, got {shape}"
+                             f"{' and weak=True' if weak else ''}")
         if weak:  # a Python scalar's category: float32 and float64 both declare a float
             dtype = np.dtype(_WEAK_DTYPE[PYTHON_SCALAR[dtype.kind]])
         set_ = object.__setattr__
@@ -98,12 +108,13 @@ class ArraySpec:
         set_(self, "dtype", dtype)
         set_(self, "device", device)
         set_(self, "weak", bool(weak))
+        set_(self, "numpy_scalar", bool(numpy_scalar))
 
     def __setattr__(self, name, value):
         raise AttributeError("ArraySpec is immutable")
 
     def __reduce__(self):  # pickle and copy through __init__ (__setattr__ refuses the slots)
-        return ArraySpec, (self.shape, self.dtype, self.device, self.weak)
+        return ArraySpec, (self.shape, self.dtype, self.device, self.weak, self.numpy_scalar)
 
     @property
     def ndim(self) -> int:
@@ -116,14 +127,15 @@ class ArraySpec:
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, ArraySpec) and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak == other.weak
-                and self.device == other.device)
+                and self.device == other.device and self.numpy_scalar == other.numpy_scalar)
 
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype.name, self.weak))
 
     def __repr__(self) -> str:
         extra = (f", device={self.device!r}" if self.device is not None else "") + (
-            ", weak=True" if self.weak else "")
+            ", weak=True" if self.weak else "") + (
+            ", numpy_scalar=True" if self.numpy_scalar else "")
         return f"ArraySpec({self.shape!r}, {self.dtype.name!r}{extra})"
 
     def describe(self) -> str:
@@ -235,10 +247,12 @@ def spec_of_example(leaf, where: str):
         if device is not None:  # recorded only off the provider's default device
             default = default_device(provider_of(leaf))
             device = None if default is None or same_device(device, default) else device
-        return ArraySpec(aval.shape, aval.dtype, device=device)
+        return ArraySpec(aval.shape, aval.dtype, device=device,
+                         numpy_scalar=input_marker(leaf) is None)
     if isinstance(leaf, np.ndarray | np.generic):
         refuse_subclass(leaf, where)
-        return ArraySpec(leaf.shape, check_dtype(leaf.dtype, where))
+        return ArraySpec(leaf.shape, check_dtype(leaf.dtype, where),
+                         numpy_scalar=isinstance(leaf, np.generic))
     if is_array(leaf) and (hasattr(leaf, "__array_namespace__") or namespace_of((leaf,)) is not np):
         # another provider's array (PyTorch through array-api-compat): its device is recorded
         # unless it is the provider's default device

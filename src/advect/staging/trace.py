@@ -15,7 +15,7 @@ import functools
 import linecache
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -52,10 +52,12 @@ class StageTrace(Trace):
         self.device = default_device(xp) if device is None else device
         self._captured: dict[int, tuple[object, int]] = {}  # id(array) -> (array, value id)
 
-    def new_input(self, aval: Aval) -> StageTracer:
+    def new_input(self, aval: Aval, numpy_scalar: bool = False) -> StageTracer:
+        """A graph input; ``numpy_scalar``: it stands for a NumPy scalar, not a 0-d array
+        (``input_marker``)."""
         vid = self.graph.new_value(aval)
         self.graph.inputs.append(vid)
-        return StageTracer(self, vid, aval, INPUT)
+        return StageTracer(self, vid, aval, None if numpy_scalar else INPUT)
 
     def operand(self, x, where: str):
         """The graph operand (value id or Literal) standing for ``x``."""
@@ -450,16 +452,18 @@ def _drawn_error(what: str) -> AmbientRandomnessError:
 # --- tracing a function --------------------------------------------------------------------------
 
 def trace_graph(fn: Callable[[list], object], in_avals: list[Aval], xp=np,
-                read_only: bool = True, array_api_version=None
+                read_only: bool = True, array_api_version=None, scalar_inputs: Sequence[bool] = ()
                 ) -> tuple[Graph, TreeDef, list[bool | None]]:
     """Trace ``fn(tracers)`` once; returns the graph, the output tree structure and, per output
     leaf, what eager NumPy returns for it (:func:`numpy_scalar`).
 
-    ``read_only`` marks the tracers as inputs, so writing into them raises ``MutationError``.
+    ``read_only`` marks the tracers as inputs, so writing into them raises ``MutationError``;
+    ``scalar_inputs`` says which inputs stand for NumPy scalars (``ArraySpec.numpy_scalar``).
     """
     devices = [a.device for a in in_avals if a.device is not None]
     trace = StageTrace(xp, array_api_version, devices[0] if devices else None)
-    tracers = [trace.new_input(aval) for aval in in_avals]
+    flags = list(scalar_inputs) + [False] * (len(in_avals) - len(scalar_inputs))
+    tracers = [trace.new_input(aval, s) for aval, s in zip(in_avals, flags)]
     if not read_only:
         for t in tracers:
             t._mut = None
