@@ -153,17 +153,24 @@ def python_scalar(x):
 def scipy_caller() -> str | None:
     """The public name of the SciPy function whose code is converting a tracer (the outermost
     SciPy frame on the stack: the call user code made), or None outside SciPy."""
-    frame, found = sys._getframe(2), None
+    frame, found = sys._getframe(2), []
     while frame is not None and frame.f_globals.get("__name__", "").startswith("numpy"):
         frame = frame.f_back  # NumPy helpers (np.atleast_2d, ...) SciPy called
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module == "scipy" or module.startswith("scipy."):
-            found = frame
+            found.append(frame)
         else:  # the first frame outside SciPy: user code, which made the call
             break
         frame = frame.f_back
-    if found is None:
-        return None
-    public = ".".join(p for p in found.f_globals["__name__"].split(".") if not p.startswith("_"))
-    return f"{public}.{found.f_code.co_name}"
+    names = []  # outermost first; a decorator's wrapper is named by the function it wraps
+    for frame in reversed(found):
+        public = ".".join(p for p in frame.f_globals["__name__"].split(".")
+                          if not p.startswith("_"))
+        module = sys.modules.get(public)
+        for name in (frame.f_code.co_name, *(getattr(v, "__name__", "") for v in
+                                             frame.f_locals.values() if callable(v))):
+            if name and not name.startswith("_") and hasattr(module, name):
+                return f"{public}.{name}"
+        names.append(f"{public}.{frame.f_code.co_name}")
+    return names[0] if names else None

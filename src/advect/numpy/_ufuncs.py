@@ -221,6 +221,9 @@ def _name(ufunc) -> str:
     special = sys.modules.get("scipy.special")
     if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
         return f"scipy.special.{ufunc.__name__}"
+    public = ufunc.__name__.lstrip("_")  # a private ufunc behind a SciPy function (zeta)
+    if special is not None and public and callable(getattr(special, public, None)):
+        return f"scipy.special.{public} (through its ufunc {ufunc.__name__!r})"
     return f"ufunc {ufunc.__name__!r}"
 
 
