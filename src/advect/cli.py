@@ -256,7 +256,7 @@ def _run(args) -> None:
     except OSError as exc:
         raise CommandError(f"--output {args.output}: cannot write ({exc.strerror or exc})"
                            ) from None
-    print(f"wrote {', '.join(outputs)} to {args.output}")
+    print(f"wrote {', '.join(outputs) or 'no outputs'} to {args.output}")
 
 
 def _signature_def(program: StagedProgram):

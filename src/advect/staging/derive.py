@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from .. import ops
 from ..autodiff import api
 from ..autodiff.reverse import backward, linearize_flat, lower
@@ -64,7 +66,7 @@ def _selection(program: StagedProgram, argnums, argnames, where: str,
             (kw[name], keyword[name]) for name in names]:
         for i, spec in enumerate(tree_flatten(tree, is_leaf=is_spec)[0]):
             _check_differentiable(spec, where, lift_ints)
-            if spec.weak and spec.dtype.kind == "i":
+            if isinstance(spec, ArraySpec) and spec.weak and spec.dtype.kind == "i":
                 lifted.add(start + i)
     positional = pos[resolved[0]] if single else tuple(pos[n] for n in resolved)
     named = {name: kw[name] for name in names}
@@ -82,10 +84,18 @@ def _leaf_starts(trees: list[TreeDef]) -> list[int]:
     return starts
 
 
+# static leaves that grad would differentiate (or give zeros), which a program cannot
+_NUMBERS = (bool, int, float, complex, np.ndarray, np.generic)
+
+
 def _check_differentiable(spec, where: str, lift_ints: bool) -> None:
     if isinstance(spec, StaticSpec):
+        if not any(isinstance(leaf, _NUMBERS) for leaf in tree_flatten(spec.value)[0]):
+            return  # a string, None, ...: a None gradient, as grad gives a non-array leaf
         raise TypeError(f"{where}: a selected input holds the static value {spec.value!r}, "
-                        "which has no derivative; select only array inputs")
+                        "whose numbers the program holds as compile-time constants, so it has "
+                        "no derivative; declare it with ArraySpec to differentiate it, or "
+                        "select only array inputs")
     if spec.weak and spec.dtype.kind in "ib" and lift_ints:
         return
     if spec.weak and spec.dtype.kind != "f":
@@ -100,18 +110,21 @@ def _derive(program: StagedProgram, fn, kw: dict, selected: _Selected,
             start: int) -> StagedProgram:
     """Stage ``fn`` on the program's signature (plus ``kw``). The gradient outputs (flat leaves
     from ``start`` on) have their input's type: Python floats where it was a Python int or
-    float, 0-d ndarrays where it was a 0-d array (as ``np.zeros_like`` of it) or a Python bool
-    (whose zero gradient dynamic ``grad`` gives as ``np.zeros((), bool)``)."""
+    float, NumPy scalars where it was a NumPy float or complex scalar, 0-d ndarrays where it was
+    a 0-d array (as ``np.zeros_like`` of it), a NumPy integer or a Python bool (whose zero
+    gradient dynamic ``grad`` gives as ``np.zeros((), bool)``)."""
     pos, primal_kw = program.signature
     derived = build_program(fn, pos, {**primal_kw, **kw}, program.array_api_version,
                             xp=None)
     leaves = tree_flatten(selected.specs, is_leaf=is_spec)[0]
-    specs = [leaves[i] for i in tree_structure_in_order(selected.specs)[1]]  # as outputs are
+    specs = [leaves[i] for i in tree_structure_in_order(selected.specs)[1]  # as outputs are,
+             if isinstance(leaves[i], ArraySpec)]  # a static leaf's None gradient has none
     flags, scalars = list(derived._out_python), list(derived._out_scalars)
     n = len(specs)
     flags[start:start + n] = [s.weak and s.dtype.kind != "b" for s in specs]
-    scalars[start:start + n] = [False if s.shape == () and (s.dtype.kind == "b" or not s.weak)
-                                else None for s in specs]
+    # a NumPy float or complex scalar input gets a NumPy scalar gradient, as from ``grad``
+    scalars[start:start + n] = [s.numpy_scalar and s.dtype.kind in "fc" if s.shape == () and (
+        s.dtype.kind == "b" or not s.weak) else None for s in specs]
     return derived._with_output_types(flags, scalars)
 
 
@@ -178,9 +191,9 @@ def vjp_program(f: StagedProgram, argnums: int | Sequence[int] | None = None, *,
     ``argnames`` a dict, both ``(positional, named)``.
 
     Raises:
-        TypeError: ``f`` is not a StagedProgram, or a selected input is not differentiable
-            (a weak scalar that is not real floating, a static value); a selected integer or
-            bool array gets a cotangent of zeros in its own dtype, as with ``vjp``.
+        TypeError: ``f`` is not a StagedProgram, or a selected weak scalar is not real
+            floating; a selected integer or bool array gets a cotangent of zeros in its own
+            dtype and a selected static value ``None``, as with ``vjp``.
         IndexError: ``argnums`` out of range for the signature.
         ValueError: a duplicate selection, a name absent from the signature, or a primal
             signature that already has a ``cotangent`` keyword.

@@ -73,8 +73,13 @@ class Graph:
         return len(self.avals) - 1
 
     def add_constant(self, array, origin: str) -> int:
-        if not array.flags.c_contiguous:  # a saved program restores C order: run on that
-            array = np.ascontiguousarray(array)  # layout (a matmul's rounding depends on it)
+        if array.size:  # held in immutable bytes, in C order (the layout a saved program
+            # restores: a matmul's rounding depends on it), so that nobody holding it, an
+            # output returning it or a view of it can set it writeable and change later calls
+            array = np.frombuffer(np.ascontiguousarray(array).tobytes(),
+                                  array.dtype).reshape(array.shape)
+        elif array.flags.writeable:
+            array = array.copy()
             array.setflags(write=False)
         vid = self.new_value(Aval(tuple(array.shape), np.dtype(array.dtype)))
         self.constants[vid] = array
