@@ -30,7 +30,12 @@ def _mask_to_arrays(mask):
 
 
 def _as_index_array(k):
-    if isinstance(k, list):
+    """A sequence entry of a key (a list, a range, a tuple inside the key tuple) as NumPy reads
+    it: an integer or boolean index array."""
+    if isinstance(k, list | tuple | range):
+        from ._construct import _contains_tracer, asarray
+        if _contains_tracer(k):  # x[[i, p]] with a traced p (an argmax): a traced index array
+            return asarray(k)
         k = np.asarray(k)
         if k.dtype.kind == "f" and k.size == 0:
             k = k.astype(np.intp)

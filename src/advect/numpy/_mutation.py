@@ -247,6 +247,12 @@ def setitem(x, key, value) -> None:
     from ._indexing import normalize_index  # _indexing imports this module
 
     check_writable(x, "item assignment")
+    mask = _whole_mask(x, key, value)
+    if mask is not None:  # x[mask] = v: where(mask, v, x), which staging can trace too
+        if isinstance(value, Tracer):
+            value = _cast_for_write(x, value, "item assignment", "unsafe")
+        _commit(x, ops.where(mask, value, x))
+        return
     index, arrays = normalize_index(x.shape, key)
     mut = getattr(value, "_mut", None)
     if not arrays and ((value is x and not index) or (
@@ -260,6 +266,26 @@ def setitem(x, key, value) -> None:
     value = _drop_leading_ones(value, ops.indexing.index_shape(x.shape, index,
                                                               [a.shape for a in arrays]))
     _commit(x, ops.scatter(x, value, *arrays, index=index))
+
+
+def _whole_mask(x, key, value):
+    """The mask of ``x[mask] = value`` where NumPy's write is ``where(mask, value, x)``: a
+    boolean NumPy array or traced array over x's leading axes (as a mask of x's shape), one
+    value (a 0-d tracer, or a Python number that fits x's dtype kind, which NumPy's promotion
+    keeps in it); else None (the general scatter, which needs the mask's data)."""
+    if type(key) is tuple and len(key) == 1:
+        key = key[0]
+    if not (isinstance(key, Tracer) or type(key) is np.ndarray):
+        return None
+    kind = aval_of(x).dtype.kind
+    if not (isinstance(value, Tracer) and value.shape == () or kind in "fc" and type(
+            value) in (bool, int, float) or kind == "c" and type(value) is complex):
+        return None
+    shape = tuple(key.shape)
+    if aval_of(key).dtype != np.bool_ or not shape or shape != tuple(x.shape[:len(shape)]):
+        return None
+    extra = len(x.shape) - len(shape)
+    return ops.reshape(key, shape=shape + (1,) * extra) if extra else key
 
 
 def _drop_leading_ones(value, target: tuple):
@@ -390,8 +416,8 @@ class Flat:
     def __init__(self, x):
         self._x = x
 
-    def __getitem__(self, key):
-        return np.ravel(self._x)[key]
+    def __getitem__(self, key):  # a copy (or a scalar), never a view, as NumPy's flatiter
+        return owned_copy(np.ravel(self._x)[key])
 
     def __setitem__(self, key, value):
         x = self._x
