@@ -346,7 +346,9 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tr
     if dtype is None and aval_of(a).dtype.kind not in "fc":
         dtype = np.float64
     axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
-    mu = _mean(a, axes, dtype, keepdims=True, where=where) if mean is None else mean
+    # NumPy's var takes a float16 mean in float16, where np.mean rounds a float32 mean
+    mean_dtype = np.float16 if dtype is None and aval_of(a).dtype == np.float16 else dtype
+    mu = _mean(a, axes, mean_dtype, keepdims=True, where=where) if mean is None else mean
     dev = ops.subtract(a if dtype is None else astype(a, dtype), mu)
     sq = ops.real(ops.multiply(dev, ops.conj(dev))) if aval_of(dev).dtype.kind == "c" \
         else ops.square(dev)
@@ -540,12 +542,14 @@ def _expand_dims(a, axis):
 @implements(np.broadcast_to)
 def _broadcast_to(array, shape, subok=False):
     shape = index_tuple(shape)
-    return array if _shape(array) == shape else ops.broadcast_to(array, shape=shape)
+    if _shape(array) == shape:  # still a new (read-only) view, never the array itself
+        return array._clone() if isinstance(array, Tracer) else array
+    return ops.broadcast_to(array, shape=shape)
 
 
 @implements(np.concatenate, np.concat)
 def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    arrays = [np.asarray(a) if isinstance(a, list | tuple) else a for a in arrays]
+    arrays = [operand(a) if isinstance(a, list | tuple) else a for a in arrays]
     if axis is None:
         arrays = [_ravel(a) for a in arrays]
         axis = 0
@@ -565,7 +569,7 @@ def _joined(arrays: list, dtype, casting: str) -> list:
 
 @implements(np.stack)
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    arrays = [np.asarray(a) if isinstance(a, list | tuple) else a for a in arrays]
+    arrays = [operand(a) if isinstance(a, list | tuple) else a for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
     shape = _shape(arrays[0])

@@ -47,6 +47,9 @@ _DISCRETE = ("lower", "higher", "nearest", "midpoint")
 # Hyndman and Fan's discontinuous methods 1-3, from the virtual index n*q - 1
 _STEPWISE = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation")
 _PICKS = ("lower", "higher", "nearest", "inverted_cdf", "closest_observation")
+# methods whose virtual index of an integer q (0 or 1, NumPy's only valid ones) is an integer:
+# NumPy takes those points for "linear" and interpolates the others with q's integer gamma
+_INTEGER_INDEX = ("linear", "weibull", "interpolated_inverted_cdf", "averaged_inverted_cdf")
 
 
 def _check_q(q, name):
@@ -69,7 +72,7 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
     strong_q = type(q) not in (int, float) and not (isinstance(q, Tracer) and aval_of(q).weak)
     a, q = operand(a), operand(q)
     if not isinstance(q, Tracer):
-        q = np.asarray(q) / scale
+        q = np.asarray(q) / scale if scale != 1 else np.asarray(q)  # quantile's q keeps its dtype
         _check_q(q, name)
     nd = len(_shape(a))
     axes = normalize_axes(axis, nd)
@@ -78,10 +81,22 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
     m = math.prod(_shape(a)[d] for d in axes)
     if aval_of(a).dtype.kind == "c" and "median" not in name:  # NumPy sorts complex medians
         raise TypeError(f"numpy.{name}: a must be an array of real numbers")
+    q_kind = aval_of(q).dtype.kind
+    int_q = q_kind in "iub" and method in _INTEGER_INDEX and (strong_q or (
+        method == "linear" and aval_of(a).dtype.kind not in "fc"))  # a Python int q too
+    if strong_q and q_kind in "iub" and not int_q:  # a fractional alpha: a float64 index
+        q = astype(q, np.float64) if isinstance(q, Tracer) else q.astype(np.float64)
+    if int_q and method == "linear":
+        method = "lower"  # the same point, taken (NumPy's type: the data's)
     if (aval_of(a).dtype.kind == "b" and method not in _PICKS
             and "median" not in name):  # a median of bools averages, it does not subtract
         raise TypeError(f"numpy.{name}: NumPy interpolates bools with a subtraction it does not "
                         "support; convert them with .astype(np.float64) first")
+    # the others pick the same point too, in the common type of the data and that gamma
+    int_gamma = np.result_type(aval_of(a).dtype, aval_of(q).dtype if q_kind in "iu" else
+                               np.int64) if int_q and method != "lower" else None
+    if int_gamma is not None:
+        method = "lower"
     picks = method in _PICKS  # values taken, not interpolated: ints and bools stay so
     if aval_of(a).dtype.kind not in "fc" and not (picks and m):  # NumPy interpolates in
         q_dtype = aval_of(q).dtype  # the common type of the data and a floating q's dtype
@@ -97,6 +112,7 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
         data = _sort(flat, -1)  # NaNs sort last
     dtype = aval_of(data).dtype
     out_dtype = np.result_type(dtype, aval_of(q).dtype) if strong_q and not picks else dtype
+    out_dtype = out_dtype if int_gamma is None else int_gamma
     q_shape = _shape(q)
     kept = tuple(1 if d in axes else n_ for d, n_ in enumerate(_shape(a))) if keepdims else lead
     if m == 0 and not skip_nan and "median" not in name:
@@ -233,7 +249,8 @@ def _weights_like(weights, a, axes, keep, shape, name):
 def _weighted_index(weights, qv, m):
     """The weighted inverted-CDF pick: the first element, in sorted order, with positive weight
     whose cumulative weight fraction reaches q (the last one if none does)."""
-    cdf = ops.divide(ops.cumulative_sum(weights, axis=-1),
+    last = len(_shape(weights)) - 1  # saved programs hold non-negative axes
+    cdf = ops.divide(ops.cumulative_sum(weights, axis=last),
                      reduction(ops.reduce_sum, weights, -1, True))
     at = len(_shape(cdf)) - 1  # (lead..., m) -> (lead..., 1, m); q: (1..., k) -> (1..., k, 1)
     reached = ops.logical_and(ops.greater_equal(ops.expand_dims(cdf, axes=(at,)),

@@ -35,6 +35,7 @@ from ._functions import (
     slice_along,
     where_mask,
 )
+from ._mutation import mark_array
 from ._shaping import _atleast_2d
 
 
@@ -385,8 +386,10 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
         xw = ops.multiply(xc, w)
     c = ops.matmul(xw, _transpose(ops.conj(xc) if _kind(xc) == "c" else xc))
     c = ops.divide(c, fact)
-    return ops.squeeze(c, axes=tuple(i for i, k in enumerate(_shape(c)) if k == 1)) if 1 in \
-        _shape(c) else c
+    if 1 not in _shape(c):
+        return c
+    # NumPy squeezes a single variable's 1x1 matrix to a 0-d array, not a NumPy scalar
+    return mark_array(ops.squeeze(c, axes=tuple(i for i, k in enumerate(_shape(c)) if k == 1)))
 
 
 def _checked_weights(name, w, n):
@@ -487,6 +490,8 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     valid = ops.logical_not(ops.isnan(a))
     if where is not True:
         valid = ops.logical_and(valid, where)
+    if dtype is None and aval_of(a).dtype == np.float16:  # NumPy sums in float16 here
+        dtype = np.float16
     return _mean(_nan_filled(a, 0), axis, dtype, keepdims=keepdims, where=valid)
 
 
