@@ -24,7 +24,7 @@ from .. import ops
 from ..core import Op, Tracer
 from ..dtypes import aval_of
 from ..errors import AdvectError, ImplicitSolveError, TracingError
-from ..providers import namespace_of
+from ..providers import is_array, namespace_of
 from ..pytree import tree_flatten, tree_unflatten
 from .checkpoint import innermost_trace, is_array_leaf, jvp_flat, vjp_flat
 from .forward import JVPTrace, JVPTracer, split
@@ -58,10 +58,17 @@ def _norm(leaves: Sequence[Any]) -> float:
     return total ** 0.5
 
 
-def _inexact_initial(x):
-    """An integer or bool ``initial`` leaf as float64: the root of a real residual is real, so
-    the solution must not be cast (truncated) to the integer dtype of its first guess."""
-    return ops.astype(x, dtype="float64") if aval_of(x).dtype.kind in "biu" else x
+def _private(x):
+    """A copy of an array leaf for a callback: a solver that updates in place (``u -= du``,
+    ``b /= d``) must write neither into the caller's arrays nor into values the tape holds."""
+    return ops.astype(x, dtype=aval_of(x).dtype.name) if is_array(x) else x
+
+
+def _solver_initial(x):
+    """An ``initial`` leaf as ``solve`` gets it: private, and an integer or bool leaf as float64
+    (the root of a real residual is real, so the solution must not be cast (truncated) to the
+    integer dtype of its first guess)."""
+    return ops.astype(x, dtype="float64") if aval_of(x).dtype.kind in "biu" else _private(x)
 
 
 class _Problem:
@@ -192,7 +199,7 @@ def _implicit_solve_abstract(*avals, problem, transposed):
 
 def _implicit_solve_impl(xp, *args, problem, transposed):
     u, p, b = problem.split(args)
-    rhs = tree_unflatten(problem.u_def, b)
+    rhs = tree_unflatten(problem.u_def, [_private(x) for x in b])
     apply = problem.vjp_u if transposed else problem.jvp_u
 
     def matvec(v):
@@ -325,7 +332,7 @@ def implicit_root(residual: Callable, *, solve: Callable, linear_solve: Callable
         init_leaves, init_def = tree_flatten(initial)
         # no derivative flows to `initial`
         try:
-            init_leaves = [_inexact_initial(_concrete(x)) for x in init_leaves]
+            init_leaves = [_solver_initial(_concrete(x)) for x in init_leaves]
         except TracingError:
             raise TracingError("implicit_root: `initial` is a staged value, but the solver runs "
                                "on concrete values, so a root cannot be staged; call it in a "

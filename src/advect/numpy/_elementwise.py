@@ -10,7 +10,7 @@ import numpy as np
 from .. import ops
 from .._compat import clip_bounds
 from ..dtypes import aval_of
-from ._functions import astype, check_order, implements
+from ._functions import astype, check_order, implements, operand
 from ._mutation import owned_copy
 
 
@@ -20,6 +20,8 @@ def _where(condition, x=None, y=None):
         return np.nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
+    condition, x, y = (operand(v) if isinstance(v, list | tuple) else v  # array_like
+                       for v in (condition, x, y))
     return ops.where(condition, x, y)
 
 

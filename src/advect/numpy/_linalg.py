@@ -64,7 +64,7 @@ def _mH(x):
 
 @implements(np.linalg.matmul)
 def _matmul(x1, x2, /):
-    return ops.matmul(x1, x2)
+    return ops.matmul(operand(x1), operand(x2))
 
 
 @implements(np.linalg.tensordot)
@@ -79,6 +79,7 @@ def _vecdot(x1, x2, /, *, axis=-1):
 
 @implements(np.linalg.outer)
 def _outer(x1, x2, /):
+    x1, x2 = operand(x1), operand(x2)
     if _ndim(x1) != 1 or _ndim(x2) != 1:
         raise ValueError("numpy.linalg.outer: input arrays must be one-dimensional, got shapes "
                          f"{_shape(x1)} and {_shape(x2)}")
@@ -87,6 +88,7 @@ def _outer(x1, x2, /):
 
 @implements(np.linalg.cross)
 def _cross(x1, x2, /, *, axis=-1):
+    x1, x2 = operand(x1), operand(x2)
     shape = np.broadcast_shapes(_shape(x1), _shape(x2))
     axis = one_axis(axis, len(shape))
     if shape[axis] != 3:
@@ -132,7 +134,7 @@ def _trace(x, /, *, offset=0, dtype=None):
 
 @implements(np.linalg.multi_dot)
 def _multi_dot(arrays, *, out=None):
-    arrays = list(arrays)
+    arrays = [operand(a) for a in arrays]
     if len(arrays) < 2:
         raise ValueError("numpy.linalg.multi_dot: expecting at least two arrays")
     first, last = _ndim(arrays[0]) == 1, _ndim(arrays[-1]) == 1
@@ -208,6 +210,7 @@ def _inv(a):
 
 @implements(np.linalg.solve)
 def _solve(a, b):
+    a, b = operand(a), operand(b)
     if _ndim(b) == 1:  # NumPy 2: a 1-D right-hand side is a vector, anything else a matrix stack
         return ops.squeeze(ops.solve(a, ops.expand_dims(b, axes=(1,))), axes=(_ndim(a) - 1,))
     return ops.solve(a, b)

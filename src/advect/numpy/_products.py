@@ -7,7 +7,7 @@ import numpy as np
 from .. import ops
 from ..dtypes import aval_of
 from ..ops._rules import dot_sum, each_axis, index_tuple
-from ._functions import _ravel, _shape, implements, pair
+from ._functions import _ravel, _shape, implements, operand, pair
 
 
 @implements(np.matmul)
@@ -15,9 +15,15 @@ def _matmul(x1, x2, /, out=None, **kwargs):
     return ops.matmul(x1, x2)
 
 
+def _array(x):
+    """An array_like operand as NumPy reads it: a list or tuple (of tracers, too) is an array."""
+    return operand(x) if isinstance(x, list | tuple) else x
+
+
 def _strong(x):  # np.dot makes arrays of its operands: np.dot(float32_array, 2) is float64
     if type(x) in (bool, int, float, complex):
         return np.asarray(x)
+    x = _array(x)
     return ops.astype(x, dtype=aval_of(x).dtype.name) if aval_of(x).weak else x
 
 
@@ -46,6 +52,7 @@ def _tensordot(a, b, axes=2):
 
 @implements(np.vdot)
 def _vdot(a, b):
+    a, b = _array(a), _array(b)
     return dot_sum(ops.multiply(ops.conj(_ravel(a)) if aval_of(a).dtype.kind == "c"
                                 else _ravel(a), _ravel(b)), (0,))
 
@@ -63,4 +70,5 @@ def _inner(a, b):
 
 @implements(np.outer)
 def _outer(a, b, out=None):
+    a, b = _array(a), _array(b)
     return ops.multiply(ops.expand_dims(_ravel(a), axes=(1,)), _ravel(b))
