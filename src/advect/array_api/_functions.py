@@ -25,6 +25,7 @@ from ..ops._rules import (
 )
 from ..providers import numpy_dtype, same_device
 from ._namespace import traced
+from ._probes import refuse_nested_as_provider
 from ._tables import translates
 
 __all__ = ["shape_of", "cast", "ravel", "check_device", "check_integer", "axis_of", "iota"]
@@ -98,6 +99,8 @@ def _asarray(ctx, obj, /, *, dtype=None, device=None, copy=None):
     if copy is False and (not isinstance(obj, Tracer) or (
             dtype is not None and numpy_dtype(dtype) != aval_of(obj).dtype)):
         raise ValueError("asarray: copy=False cannot be honoured for this input")
+    if ctx.xp is not np and isinstance(obj, list | tuple) and traced(obj):
+        refuse_nested_as_provider(ctx, obj)  # strict refuses arrays inside a list
     out = _as_traced(ctx, obj)
     check_device(out, device, "asarray")
     if isinstance(out, Tracer) and aval_of(out).weak:  # a traced Python scalar (x.item()):

@@ -17,8 +17,8 @@ from ..core import Tracer
 from ..dtypes import aval_of
 from ..providers import numpy_dtype, provider_of
 
-__all__ = ["PROBED", "refuse_as_provider", "refuse_inplace_as_provider", "provider_index",
-           "cholesky_reads_upper"]
+__all__ = ["PROBED", "refuse_as_provider", "refuse_inplace_as_provider",
+           "refuse_nested_as_provider", "provider_index", "cholesky_reads_upper"]
 
 # Functions (with the element-wise ones of _tables.ELEMENTWISE) whose refusals depend on
 # dtypes, ranks and keywords only, so that a call on arrays of ones answers for the real call.
@@ -27,7 +27,7 @@ PROBED = frozenset({
     "cumulative_sum", "cumulative_prod", "argmax", "argmin", "argsort", "sort", "all", "any",
     "count_nonzero", "matmul", "linalg.matmul", "vecdot", "linalg.vecdot", "tensordot",
     "linalg.tensordot", "linalg.outer", "linalg.trace", "linalg.vector_norm", "astype",
-    "isin", "meshgrid",
+    "isin", "meshgrid", "tile", "full_like",
     # the complex transforms take complex input, the real ones real input (the standard's rule)
     "fft.fft", "fft.ifft", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.rfftn", "fft.ihfft",
     # a 1 x 1 matrix of ones is symmetric positive definite: only dtypes decide
@@ -76,6 +76,8 @@ def _key_of(v, data: bool):
         return _scalar_class(v) if data else (type(v), v)
     if _is_array(v):
         return numpy_dtype(v.dtype), len(v.shape)
+    if type(v) is tuple:  # (2,) == (2.0,), but tile refuses the float
+        return tuple(_key_of(e, False) for e in v)
     return v
 
 
@@ -113,6 +115,18 @@ def _probe(ctx, provider_fn, args, kwargs):
         except Exception as e:  # noqa: BLE001 (the provider's refusal, whatever its class)
             return type(e), str(e)
     return None
+
+
+def refuse_nested_as_provider(ctx, obj) -> None:
+    """Raise the error the provider's ``asarray`` raises for the nested list ``obj`` of
+    tracers, arrays and scalars (array-api-strict refuses arrays inside a list)."""
+    def stand_in(v):
+        return [stand_in(e) for e in v] if isinstance(v, list | tuple) else \
+            _stand_in(ctx, v, False) if isinstance(v, Tracer) else v
+
+    verdict = _probe(ctx, ctx.xp.asarray, (stand_in(obj),), {})
+    if verdict is not None:
+        raise verdict[0](verdict[1])
 
 
 def refuse_inplace_as_provider(x, name: str, other) -> None:

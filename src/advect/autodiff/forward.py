@@ -137,6 +137,11 @@ class JVPTracer(ArrayTracer):
     def dtype(self):
         return self.primal.dtype if hasattr(self.primal, "dtype") else aval_of(self.primal).dtype
 
+    @property
+    def device(self):
+        # the primal's: a staged primal's aval names no default device, its tracer does
+        return getattr(self.primal, "device", "cpu")
+
     def _concrete(self):
         primal = self.primal
         return primal._concrete() if isinstance(primal, Tracer) else primal

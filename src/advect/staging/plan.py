@@ -104,8 +104,10 @@ class Plan:
         template: list = [None] * self.n_inputs
         for vid, const in graph.constants.items():
             slot[vid] = len(template)
+            if xp is not np:  # saved as read-only NumPy, which torch would share, with a warning
+                const = np.array(const)
             template.append(const if xp is np else xp.asarray(const) if device is None
-                            else xp.asarray(const, device=device))  # saved as NumPy
+                            else xp.asarray(const, device=device))
 
         def operand(x) -> int:
             if type(x) is Literal:
