@@ -5,9 +5,11 @@ sorted name order. Everything else (dims, coordinates and their indexes, names, 
 container's class, so subclasses work too) is the node's metadata: it is held in the tree's
 structure, so gradients, tangents and outputs come back labeled, and a staged program records
 the labels in its signature (a call with other dims or coordinates is a contract mismatch).
-Coordinates are never differentiated; a traced coordinate is refused. Operations that xarray
-runs through the Array API namespace of the data work on traced data, ``shift``, ``pad`` and
-``rolling`` too (the namespace serves NumPy's ``pad`` and ``sliding_window_view`` for them).
+Coordinates are never differentiated; a traced coordinate is refused. xarray's operations work
+on traced data: for traced NumPy data, xarray's namespace look-ups and indexing adapter get
+NumPy's, as for the arrays the tracers stand for (``quantile``, ``polyfit``, ``differentiate``,
+vectorized ``isel``), and ``bool(da)``, ``int(da)``, ... convert with the tracer's own rules;
+other providers' data runs through Advect's Array API namespace.
 
 Example:
     >>> import numpy as np, xarray as xr, advect as ad
@@ -21,13 +23,16 @@ Example:
 from __future__ import annotations
 
 import base64
+import functools
 import io
+import sys
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from .core import Tracer
+from .providers import provider_of
 from .pytree import register_pytree_node, register_saved_node, same_value
 
 __all__ = ["DataArrayLabels", "DatasetLabels"]
@@ -237,6 +242,66 @@ register_pytree_node(xr.DataArray, flatten_fn=_flatten_dataarray,
 register_pytree_node(xr.Dataset, flatten_fn=_flatten_dataset,
                      unflatten_fn=lambda labels, children: labels.build(children),
                      include_subclasses=True)
+
+
+# --- traced NumPy data: xarray's NumPy code paths ----------------------------------------------
+# xarray takes the namespace of its data from ``__array_namespace__``; a plain ndarray answers
+# ``numpy`` itself, so eager xarray calls NumPy's API (``xp.transpose``, ``xp.quantile``,
+# ``xp.gradient``, reductions with ``out=None``) and indexes through NumPy's adapter. A traced
+# NumPy array answers Advect's strict Array API namespace instead, which lacks those. So xarray
+# is given NumPy for traced NumPy arrays, as for the arrays they stand for (NumPy's functions
+# dispatch to Advect through ``__array_function__``); other providers keep their namespace.
+
+def _traced_numpy(value) -> bool:
+    return isinstance(value, Tracer) and provider_of(value) is np
+
+
+def _numpy_namespace_for_traced_numpy(get_array_namespace):
+    @functools.wraps(get_array_namespace)
+    def adapted(*values):
+        return get_array_namespace(*[v for v in values if not _traced_numpy(v)])
+    return adapted
+
+
+def _numpy_indexing_for_traced_numpy(as_indexable):
+    @functools.wraps(as_indexable)
+    def adapted(array):
+        if _traced_numpy(array):
+            return xr.core.indexing.NdArrayLikeIndexingAdapter(array)
+        return as_indexable(array)
+    return adapted
+
+
+def _adapt(original, adapter) -> None:
+    """Replace ``original`` by ``adapter(original)`` wherever an xarray module holds it (it is
+    imported by name into several modules, which differ between xarray versions)."""
+    adapted = adapter(original)
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] == "xarray":
+            for attr, value in list(vars(module).items()):
+                if value is original:
+                    setattr(module, attr, adapted)
+
+
+def _tracer_conversion(name: str, convert):
+    """``bool(da)``, ``float(da)``, ...: xarray converts ``da.values`` (``np.asarray`` of the
+    data, which a tracer refuses); a traced buffer converts itself instead, with the tracer's
+    own rules (a value that is not differentiated converts in a dynamic transform). ``convert``
+    spells the call, which the tracer's error message names."""
+    method = getattr(xr.core.common.AbstractArray, name)
+
+    @functools.wraps(method)
+    def adapted(self):
+        data = getattr(self, "variable", self)._data
+        return convert(data) if isinstance(data, Tracer) else method(self)
+    return adapted
+
+
+_adapt(xr.core.duck_array_ops.get_array_namespace, _numpy_namespace_for_traced_numpy)
+_adapt(xr.core.indexing.as_indexable, _numpy_indexing_for_traced_numpy)
+for _name, _convert in (("__bool__", lambda x: bool(x)), ("__float__", lambda x: float(x)),
+                        ("__int__", lambda x: int(x)), ("__complex__", lambda x: complex(x))):
+    setattr(xr.core.common.AbstractArray, _name, _tracer_conversion(_name, _convert))
 
 
 # --- saved programs: labels as plain JSON values ----------------------------------------------
