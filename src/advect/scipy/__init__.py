@@ -1,5 +1,5 @@
 """Differentiable SciPy namespaces: ``advect.scipy.special``, ``ndimage``, ``linalg``,
-``optimize`` and ``sparse.linalg``.
+``integrate``, ``signal``, ``optimize`` and ``sparse.linalg``.
 
 Each submodule imports SciPy itself (``import advect`` never does) and keeps SciPy's signatures;
 on plain arrays the results are SciPy's, on traced arrays they are differentiable to any order
@@ -10,7 +10,7 @@ module at work.
 
 import importlib
 
-__all__ = ["linalg", "ndimage", "optimize", "sparse", "special"]
+__all__ = ["integrate", "linalg", "ndimage", "optimize", "signal", "sparse", "special"]
 
 
 def __getattr__(name: str):
