@@ -7,8 +7,10 @@ the caller's inputs and JAX."""
 import numpy as np
 import pytest
 
-import advect as ad
-import advect.scipy.special as special
+pytest.importorskip("scipy")
+
+import advect as ad  # noqa: E402
+import advect.scipy.special as special  # noqa: E402
 
 RNG = np.random.default_rng(20261202)
 N = 5

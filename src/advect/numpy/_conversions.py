@@ -52,7 +52,13 @@ def scalar_conversion(x, what):
                 "advect.stop_gradient(x) first if you want a constant")
         return x._concrete_for(f"{what}()")
     except TracingError as error:  # also when NumPy's C code asked (plain[i] = x, y.fill(x))
+        if what == "operator.index":  # table[i]: NumPy asks a plain table's index for an int
+            error = TracingError(f"{error}. {TRACED_TABLE}")
         _raise_in(frame, error)
+
+
+TRACED_TABLE = ("To index a plain array (or np.take from it) with a traced index, make the "
+                "array traced first: np.asarray(table, like=x)[index], x a traced array")
 
 
 def _differentiated(x) -> bool:

@@ -17,6 +17,7 @@ from ..providers import provider_of
 from . import _functions, _ufuncs
 from ._construct import asarray
 from ._conversions import (
+    TRACED_TABLE,
     scalar_conversion,
     scipy_caller,
     stays_traced,
@@ -205,14 +206,16 @@ class ArrayTracer(Tracer):
             raise TracingError(
                 f"{caller} is not supported on traced arrays: it converts its input to a plain "
                 "NumPy array, which would detach it from differentiation; use the "
-                "differentiable SciPy functions of advect.scipy (special, ndimage, linalg, ...) "
+                "differentiable SciPy functions of advect.scipy (special, ndimage, linalg, "
+                "integrate, signal, ...) "
                 "or advect.stop_gradient(x) if you really want a constant")
+        hint = f" ({TRACED_TABLE})" if self.dtype.kind in "iub" else ""
         raise TracingError(
             "a traced value was converted to a plain NumPy array (np.asarray, np.array, or "
             "writing it into a plain array), which would detach it from differentiation; keep it "
             "traced with np.array(..., like=x) or advect.asarray(...), build arrays to write into "
             "with np.zeros_like(x) or np.zeros(shape, like=x), or use advect.stop_gradient(x) "
-            "if you really want a constant")
+            f"if you really want a constant{hint}")
 
     def __dlpack__(self, *args, **kwargs):
         raise TracingError("a traced value cannot be exported through DLPack")

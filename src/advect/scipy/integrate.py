@@ -4,8 +4,8 @@
 or spaced ``dx``) along ``axis``. On plain arrays every function returns SciPy's own result; on
 traced arrays each is SciPy's formula written with NumPy calls, so derivatives reach ``y``,
 ``x`` and ``dx`` alike, at any order, and the call stages into programs that save and load.
-Result shapes and dtypes are SciPy's (float32 samples integrate in float32, except that
-``simpson`` of an even number of samples, like SciPy's, returns float64).
+Result shapes and dtypes are SciPy's: float32 samples integrate in float32 (``simpson``
+asks the installed SciPy, whose float32 rules changed in 1.18, for its result dtype).
 
 Example:
     >>> import numpy as np, advect as ad
@@ -147,6 +147,23 @@ def simpson(y: Any, x: Any = None, *, dx: Any = 1.0, axis: int = -1) -> Any:
     if not traced(y, x, dx):
         return _si.simpson(y, x, dx=dx, axis=axis)
     y = asarray(y)
+    result = _simpson(y, x, dx, axis)
+    dtype = _simpson_dtype(y, x, dx, axis)
+    return result if result.dtype == dtype else result.astype(dtype)
+
+
+def _simpson_dtype(y, x, dx, axis):
+    """The dtype of SciPy's ``simpson`` for these operands, from a call on ones of their dtypes
+    (and of y's length along ``axis``)."""
+    n = y.shape[axis]
+    shape = [n if i == axis % y.ndim else 1 for i in range(y.ndim)]
+    if x is not None:
+        x = np.ones((n,) if np.ndim(x) == 1 else shape, asarray(x).dtype)
+    dx = np.ones((), dx.dtype) if traced(dx) else dx
+    return np.asarray(_si.simpson(np.ones(shape, y.dtype), x, dx=dx, axis=axis)).dtype
+
+
+def _simpson(y, x, dx, axis):
     nd, n = y.ndim, y.shape[axis]
     if x is not None:
         x = asarray(x)
