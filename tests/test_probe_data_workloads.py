@@ -310,6 +310,13 @@ METHODS = ["linear", "weibull", "interpolated_inverted_cdf", "averaged_inverted_
            "midpoint", "lower", "inverted_cdf"]
 
 
+# NumPy 2.0 types some integer-q quantiles otherwise (float64 for a Python int q of integer
+# data, float32 for an int8 q's midpoint); Advect follows NumPy 2.1+
+OLD_QUANTILE_TYPES = pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.1.0",
+                                        reason="NumPy 2.0's integer-q result types differ")
+
+
+@OLD_QUANTILE_TYPES
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("qi", range(len(INTEGER_Q)))
 @pytest.mark.parametrize("data", ["float32", "int64"])
@@ -325,6 +332,7 @@ def test_integer_q_gives_numpy_result_types(method, qi, data, name):
         np.testing.assert_array_equal(value, want)
 
 
+@OLD_QUANTILE_TYPES
 def test_a_python_int_q_of_integer_data_is_numpys_integer_index():
     a = np.arange(11)
     for method, dtype in [("linear", np.int64), ("weibull", np.float64)]:
