@@ -7,6 +7,7 @@ through ``__array_namespace__`` (PyTorch through array-api-compat), imported laz
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -269,15 +270,24 @@ def to_numpy(x) -> np.ndarray:
     """A NumPy copy of a provider's array in C order, moved to the provider's default device
     first when its own device cannot export to NumPy (array-api-strict's extra devices, say)."""
     refuse_subclass(x)  # np.array would drop a mask or a matrix's meaning
-    try:
+    if type(x) is np.ndarray:
         return np.array(x, copy=True, order="C")
+    try:
+        return _copied(x)
     except (TypeError, ValueError, RuntimeError):
-        if type(x) is np.ndarray or not hasattr(x, "to_device"):
+        if not hasattr(x, "to_device"):
             raise
         default = default_device(namespace_of((x,)))
         if default is None:
             raise
-        return np.array(x.to_device(default), copy=True, order="C")
+        return _copied(x.to_device(default))
+
+
+def _copied(x) -> np.ndarray:
+    with warnings.catch_warnings():  # torch's __array__ takes no copy keyword: NumPy copies
+        warnings.filterwarnings("ignore", "__array__ implementation doesn't accept a copy",
+                                DeprecationWarning)
+        return np.array(x, copy=True, order="C")
 
 
 def provider_name(xp) -> str:
