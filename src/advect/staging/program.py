@@ -304,7 +304,8 @@ class StagedProgram:
     def __repr__(self) -> str:
         pos = ", ".join(map(repr, self._pos_specs))
         kw = "".join(f", {k}={v!r}" for k, v in self._kw_specs.items())
-        return (f"<StagedProgram {self._name}({pos}{kw}): {len(self._graph.nodes)} nodes, "
+        n = len(self._graph.nodes)
+        return (f"<StagedProgram {self._name}({pos}{kw}): {n} node{'' if n == 1 else 's'}, "
                 f"Array API {self._version}>")
 
     # --- saving ----------------------------------------------------------------------------

@@ -432,7 +432,8 @@ def check_call(in_def: TreeDef, specs: list, args: tuple, kwargs: dict, xp,
                         + (f"; unexpected {extra}" if extra else ""))
     n_pos = len(in_def.children[0].children)
     if len(args) != n_pos:
-        raise TypeError(f"the program takes {n_pos} positional arguments, got {len(args)}")
+        raise TypeError(f"the program takes {n_pos} positional argument"
+                        f"{'' if n_pos == 1 else 's'}, got {len(args)}")
     leaves: list = []
     for k, (child, value) in enumerate(zip(in_def.children[0].children, args)):
         leaves_up_to(child, value, (k,), leaves)
