@@ -321,6 +321,8 @@ def _describe(value) -> str:
         return f"a {type(value).__name__} of length {len(value)}"
     if type(value) in _WEAK_DTYPE:
         return f"a Python {type(value).__name__}"
+    if isinstance(value, np.generic):
+        return f"a NumPy {value.dtype.name} scalar"
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         aval = aval_of(value)
         return f"an array of {aval.dtype.name}[{','.join(map(str, aval.shape))}]"
@@ -379,7 +381,8 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
         if type(value) in _WEAK_WIDENING.get(kind, ()):  # NumPy promotion: int -> float, ...
             return PYTHON_SCALAR[kind](value)
         raise ValueError(f"{where}: expected {spec.describe()} (a weak scalar), got "
-                         f"{_describe(value)}")
+                         f"{_describe(value)}; pass a Python {PYTHON_SCALAR[kind].__name__}, "
+                         "or stage with an example of this argument's type")
     if type(value) in _WEAK_DTYPE:
         raise ValueError(f"{where}: expected {spec.describe()}, got {_describe(value)}; pass "
                          "np.asarray(value) with the staged dtype")
@@ -388,8 +391,9 @@ def check_leaf(spec, value, path: tuple, xp) -> Any:
     refuse_subclass(value, where)
     shape = tuple(value.shape)
     if shape != spec.shape:
-        raise ValueError(f"{where}: expected {spec.describe()}, got shape {shape}; a staged "
-                         "program runs only the shapes it was staged for")
+        raise ValueError(f"{where}: expected {spec.describe()}, got shape {shape} (of "
+                         f"{_describe(value)}); a staged program runs only the shapes it was "
+                         "staged for")
     if type(value) is np.ndarray and not value.dtype.isnative \
             and value.dtype.newbyteorder("=") == spec.dtype:
         value = value.astype(spec.dtype)  # the other byte order (FITS, netCDF): a native copy
