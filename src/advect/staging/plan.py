@@ -133,15 +133,16 @@ class Plan:
     def _copied_outputs(self, graph, node_args, slot) -> tuple:
         """Outputs returned as a fresh copy on each call: the caller's input or a view of one
         (an optimized-away ``x.copy()`` or ``x * 1.0``: writing the result must not change the
-        input), and a constant on providers other than NumPy (NumPy's are read-only). Two
-        outputs may still share storage (docs/staging.md)."""
+        input), a folded constant (a gradient of ones: as writable as eager NumPy's), and any
+        constant on providers other than NumPy (a captured array is returned read-only on
+        NumPy). Two outputs may still share storage (docs/staging.md)."""
         rooted = set(range(self.n_inputs))
         for node, args in zip(graph.nodes, node_args):
             if not _allocates(node.op) and not rooted.isdisjoint(args):
                 rooted.update(slot[v] for v in node.outputs)  # conservatively a view
-        n_fixed = self.n_inputs + len(graph.constants)
-        return tuple(i for i, s in enumerate(self.out_slots) if s in rooted or (
-            self.xp is not np and self.n_inputs <= s < n_fixed))
+        copied = {slot[v] for v in graph.constants
+                  if self.xp is not np or graph.origins.get(v) != "captured"}
+        return tuple(i for i, s in enumerate(self.out_slots) if s in rooted or s in copied)
 
     def _schedule(self, graph, node_args, slot, ufuncs):
         outputs = set(self.out_slots)

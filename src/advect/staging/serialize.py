@@ -564,7 +564,7 @@ def _constant(data, where: str):
     if len(raw) != nbytes:
         raise PayloadError(f"{where}.data: {len(raw)} bytes, expected {nbytes}")
     array = np.frombuffer(raw, dtype=dtype.newbyteorder("<")).reshape(shape)
-    array = array.astype(dtype) if array.dtype != dtype else array.copy()
+    array = array.astype(dtype)  # a copy in native order: '<f4' equals float32 but shows as '<f4'
     array.setflags(write=False)
     origin = data["origin"]
     if origin not in ("captured", "folded"):
