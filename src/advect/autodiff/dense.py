@@ -14,7 +14,7 @@ from ..errors import NoJVPError
 from ..providers import on_provider_of
 from ..pytree import tree_flatten, tree_unflatten
 from .api import _is_array, _linearize_leaves, _Selection, grad, jvp, value_and_grad
-from .maps import zero_tangent
+from .maps import input_type, zero_tangent
 from .reverse import backward, forward
 
 __all__ = ["jacobian", "hessian", "hessian_diag", "hvp"]
@@ -76,7 +76,10 @@ def jacobian(f: Callable, argnums: int | Sequence[int] | None = None, *,
                 pass
         if blocks is None:
             blocks = _jac_reverse(tape, in_vars, out_vars, sel.primals, outs)
-        per_out = [sel.unflatten(row, _zero_block(o)) for row, o in zip(blocks, outs)]
+        # a 0-d block has the 0-d type grad gives its input (a NumPy scalar's is a NumPy scalar)
+        per_out = [sel.unflatten(row if aval_of(o).shape else [
+            input_type(b, p) for b, p in zip(row, sel.primals)], _zero_block(o))
+            for row, o in zip(blocks, outs)]
         return tree_unflatten(out_def, per_out)
 
     return wrapped
@@ -205,7 +208,7 @@ def hessian_diag(f: Callable, argnums: int | Sequence[int] = 0):
                                if index else hv)
             diag.append(_in_dtype(_stack_rows(entries, aval.shape), p) if entries else
                         _zeros(p, aval.shape))
-        return sel.unflatten(diag)
+        return sel.unflatten([input_type(d, p) for d, p in zip(diag, sel.primals)])
 
     return wrapped
 
