@@ -373,9 +373,12 @@ def _linearized(trace, fun, args, primals, tangents, generators, outer=False):
     levels = state.visible_levels()
     inputs = [_readonly(p) for p in primals]
     try:
-        if core.debug_hooks is not None and innermost_trace(primals) is None:
+        if innermost_trace(primals) is None and (core.debug_hooks is not None or not all(
+                type(p) is np.ndarray for p in primals)):
             # inside ad.debug: run the primal traced (no tangents, so no tape) so that its
-            # operations get source locations and numerics checks, as everywhere else
+            # operations get source locations and numerics checks, as everywhere else; and
+            # so for another provider's arrays (a torch tensor has no __array_namespace__,
+            # and NumPy functions would turn it into a NumPy array)
             out_def, outs, _ = jvp_flat(fun, inputs, [None] * len(inputs))
             out = tree_unflatten(out_def, outs)
         else:

@@ -107,7 +107,14 @@ class Bridge:
     def run(self, arrays: Sequence) -> list:
         """The outputs alone (no derivative is recorded). The arrays may share the host's
         memory, so ``f`` sees read-only views, as inside a transform."""
-        return self._flat_outputs(self.call(*map(_read_only, arrays)))[0]
+        try:
+            out = self.call(*map(_read_only, arrays))
+        except ValueError as e:
+            if "read-only" in str(e):
+                e.add_note("advect.interop: a bridged function must not write into its inputs "
+                           "(they are the caller's arrays); copy the input first (x = x.copy())")
+            raise
+        return self._flat_outputs(out)[0]
 
     def forward(self, arrays: Sequence) -> tuple[list, Record]:
         """Run once under ``linearize``: the flat outputs and the record for

@@ -61,7 +61,14 @@ def _struct(x) -> jax.ShapeDtypeStruct:
 
 
 def _as_structs(arrays, structs) -> list:
-    """Callback results in the dtypes their structs declare (JAX's, see ``_struct``)."""
+    """Callback results in the dtypes their structs declare (JAX's, see ``_struct``); a result
+    whose shape or dtype is not the declared one (a wrong ``result_shape_dtypes``) is refused,
+    not converted."""
+    for k, (a, s) in enumerate(zip(arrays, structs)):
+        if np.shape(a) != tuple(s.shape) or _struct(np.asarray(a)).dtype != s.dtype:
+            raise ValueError(f"advect.interop.jax: output leaf {k} of the function is "
+                             f"{np.asarray(a).dtype}{list(np.shape(a))}, but its declared "
+                             f"result (result_shape_dtypes=) is {s.dtype}{list(s.shape)}")
     return [np.asarray(a, dtype=s.dtype) for a, s in zip(arrays, structs)]
 
 

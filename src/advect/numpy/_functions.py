@@ -185,7 +185,11 @@ def astype(x, dtype, casting="unsafe"):
 def numpy_scalar(x):
     """``x[()]``: a 0-d result as the NumPy scalar NumPy's function returns (``where``,
     ``reshape`` and ``full_like`` give 0-d arrays, as ``np.where`` does); others unchanged."""
-    return ops.gather(x, index=()) if not _shape(x) else x
+    if _shape(x):
+        return x
+    if aval_of(x).weak:  # a Python scalar's value cannot be indexed: cast it to a NumPy scalar
+        return ops.astype(x, dtype=aval_of(x).dtype.name)
+    return ops.gather(x, index=())
 
 
 # --- reductions ------------------------------------------------------------------------------
@@ -331,7 +335,7 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
     total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
     out = ops.divide(total, count_where(a, axes, keepdims, where, _real_of(total)))
-    if dtype is not None and numpy_dtype(dtype).kind in "iu":  # NumPy's quotient is cast back
+    if dtype is not None and numpy_dtype(dtype).kind in "iub":  # NumPy's quotient is cast back
         return astype(out, dtype)
     return out
 
@@ -349,14 +353,21 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tr
     # NumPy's var takes a float16 mean in float16, where np.mean rounds a float32 mean
     mean_dtype = np.float16 if dtype is None and aval_of(a).dtype == np.float16 else dtype
     mu = _mean(a, axes, mean_dtype, keepdims=True, where=where) if mean is None else mean
-    dev = ops.subtract(a if dtype is None else astype(a, dtype), mu)
-    sq = ops.real(ops.multiply(dev, ops.conj(dev))) if aval_of(dev).dtype.kind == "c" \
-        else ops.square(dev)
-    total = reduction(ops.reduce_sum, sq, axes, keepdims, None, where)
+    dev = ops.subtract(a, mu)  # as NumPy: the input promoted with the mean, not cast to dtype
+    # NumPy squares real inputs' deviations (complex ones for a complex dtype=) and takes
+    # |dev|**2 of complex inputs
+    complex_input = aval_of(a).dtype.kind == "c" or (aval_of(a).dtype.kind == "b"
+                                                     and aval_of(dev).dtype.kind == "c")
+    sq = ops.real(ops.multiply(dev, ops.conj(dev))) if complex_input else ops.square(dev)
+    total = reduction(ops.reduce_sum, sq, axes, keepdims, dtype, where)
     count = count_where(a, axes, keepdims, where, _real_of(total))
     if isinstance(count, int):  # Python arithmetic keeps the divisor weak
-        return ops.divide(total, max(count - ddof, 0))
-    return ops.divide(total, ops.maximum(ops.subtract(count, ddof), 0))
+        out = ops.divide(total, max(count - ddof, 0))
+    else:
+        out = ops.divide(total, ops.maximum(ops.subtract(count, ddof), 0))
+    if dtype is not None and numpy_dtype(dtype).kind in "iub":  # NumPy's quotient is cast back
+        return astype(out, dtype)
+    return out
 
 
 def _real_of(x):
@@ -367,8 +378,15 @@ def _real_of(x):
 @implements(np.std)
 def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
          correction=None):
-    return ops.sqrt(_var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                         correction=correction))
+    var = _var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+               correction=correction)
+    if dtype is None or numpy_dtype(dtype).kind not in "iub":
+        return ops.sqrt(var)
+    if _shape(var):  # NumPy takes the root in place, which an integer array cannot hold
+        raise TypeError(f"Cannot cast ufunc 'sqrt' output to dtype('{numpy_dtype(dtype)}') "
+                        "with casting rule 'same_kind': std with an integer or bool dtype= "
+                        "works only for a scalar result")
+    return astype(ops.sqrt(var), dtype)  # a scalar result is cast back, as NumPy's
 
 
 def _arg_reduce(op, a, axis, keepdims):

@@ -29,7 +29,7 @@ from ._functions import (
     slice_along,
     take_axis,
 )
-from ._mutation import mark_array
+from ._mutation import array_result, mark_array
 from ._shaping import _atleast_1d
 
 
@@ -537,6 +537,8 @@ def _unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
 @implements(np.real_if_close, dynamic_only=True)
 def _real_if_close(a, tol=100):
     a = operand(a)
+    if not a.shape:  # NumPy's asanyarray: a NumPy scalar's result is a 0-d array
+        a = array_result(a, (a,))
     if _kind(a) != "c":
         return a
     if tol > 1:

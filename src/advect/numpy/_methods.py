@@ -34,6 +34,7 @@ from ._mutation import (
     assign_inplace,
     mark_array,
     mark_view,
+    marks_array,
     numpy_scalar,
     owned_copy,
     setitem,
@@ -57,8 +58,10 @@ _ARRAY_FUNCTIONS = frozenset({
     np.tensordot, np.roll, np.tile, np.resize, np.pad,
 })
 
-# NumPy functions that return a Python scalar (a bool): their weak traced result stays weak
-_PYTHON_RESULT_FUNCTIONS = frozenset({np.allclose, np.array_equal, np.array_equiv})
+# NumPy functions that return a Python scalar (a bool; np.real / np.imag of a Python scalar):
+# their weak traced result stays weak
+_PYTHON_RESULT_FUNCTIONS = frozenset({np.allclose, np.array_equal, np.array_equiv, np.real,
+                                      np.imag})
 
 
 def _operand(x):
@@ -146,6 +149,14 @@ def _provider_index(x, key, *value):
     return provider_index(x, key, *value)
 
 
+def _part(x, out, kind=None):
+    """``out``, ``x.real`` or ``x.imag``: a view of an array, a new NumPy scalar of a NumPy
+    scalar (``np.complex64(1j).imag`` is ``np.float32(1.0)``)."""
+    if x._weak():  # a Python scalar's is a Python scalar
+        return out if out._weak() else ops.python_scalar(out, dtype=out.dtype.name)
+    return _view(x, out, kind) if x.shape or marks_array(x._mut) else out
+
+
 def _view(x, out, kind=None, copy=None):
     """``out``, marked as a transformed view of ``x`` (``.T``, ``.reshape()``, ...), or as a
     read-only one (``kind`` READ_ONLY); with ``copy`` true (``np.reshape(x, s, copy=True)``), a
@@ -189,7 +200,8 @@ class ArrayTracer(Tracer):
                 and isinstance(out, ArrayTracer) and (out.shape or func is not np.flip):
             # NumPy returns a view: read-only here, stale after writes (np.flip of a 0-d
             # array indexes it with (), a NumPy scalar)
-            out = _view(args[0], out, _VIEW_FUNCTIONS[func], kwargs.get("copy"))
+            out = _part(args[0], out) if func is np.real or func is np.imag else \
+                _view(args[0], out, _VIEW_FUNCTIONS[func], kwargs.get("copy"))
         elif func in _ARRAY_FUNCTIONS and isinstance(out, ArrayTracer) and not out.shape:
             out = array_result(out, args)
         return out
@@ -197,6 +209,18 @@ class ArrayTracer(Tracer):
     def __array_namespace__(self, api_version=None):
         from ..array_api import namespace_for
         return namespace_for(self, api_version)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """A ``torch`` function of a traced value: refused with an explanation (an operator of
+        a tensor and a tracer defers to the tracer's, as NumPy's do)."""
+        name = getattr(func, "__name__", str(func))
+        if name.startswith("__"):
+            return NotImplemented
+        raise TracingError(
+            f"torch.{name} is not traced by Advect: call the array's namespace instead "
+            f"(xp = x.__array_namespace__(); xp.{name}(x) where the Array API has it) or the "
+            "NumPy function, which Advect differentiates whichever library holds the data")
 
     def __array__(self, dtype=None, copy=None):
         if not self._trace.alive:  # escaped, or a stale view: say so
@@ -261,13 +285,13 @@ class ArrayTracer(Tracer):
 
     @property
     def real(self):
-        return _view(self, ops.real(self)) if self.dtype.kind == "c" else self
+        return _part(self, ops.real(self)) if self.dtype.kind == "c" else self
 
     @property
     def imag(self):
         if self.dtype.kind == "c":
-            return _view(self, ops.imag(self))
-        return _view(self, ops.zeros_like(self), READ_ONLY)  # NumPy's are read-only zeros
+            return _part(self, ops.imag(self))
+        return _part(self, ops.zeros_like(self), READ_ONLY)  # NumPy's are read-only zeros
 
     @property
     def device(self):

@@ -141,7 +141,7 @@ def _quantile(a, q, axis, method, keepdims, name, skip_nan=False, scale=1, weigh
     else:
         # a Python scalar q interpolates in the data's precision (NumPy's weak gamma)
         out = _interpolated(data, n, last, qv, method, len(lead),
-                            None if strong_q else real_dtype(dtype))
+                            None if strong_q else real_dtype(dtype), "median" in name)
     if skip_nan:  # an all-NaN slice gives a constant NaN (a zero tangent, not a NaN's)
         out = ops.where(ops.equal(n, 0), np.nan, out)
     if not skip_nan and dtype.kind in "fc":  # NumPy propagates a NaN in a slice
@@ -177,10 +177,11 @@ def _lerp(below, above, t, weak_dtype=None):
                      ops.add(below, ops.multiply(diff, up)))
 
 
-def _interpolated(data, n, last, qv, method, axis, weak_dtype):
+def _interpolated(data, n, last, qv, method, axis, weak_dtype, median=False):
     """The continuous methods and lower/higher/nearest/midpoint, along ``axis`` of the sorted
     ``data``; ``weak_dtype``: the precision the fractions are rounded to (a Python scalar q's
-    weak gamma), or None."""
+    weak gamma), or None; ``median``: the two middle values are averaged, as np.median's mean
+    (``median([1, inf])`` is inf, where a linear quantile's ``inf - inf`` is NaN)."""
     if method in _CONTINUOUS and method != "linear":  # NumPy's (n - 1) q for linear
         alpha, beta = _CONTINUOUS[method]
         pos = ops.subtract(ops.add(ops.multiply(n, qv), ops.add(alpha, ops.multiply(
@@ -203,7 +204,14 @@ def _interpolated(data, n, last, qv, method, axis, weak_dtype):
             frac = ops.where(ops.equal(pos, lo), 0.0, 0.5)
         else:
             frac = ops.subtract(pos, lo)
-        out = _lerp(below, above, frac, weak_dtype)
+        if median:
+            wide = np.float32 if aval_of(data).dtype == np.float16 else None  # mean's sum
+            total = ops.add(*(b if wide is None else astype(b, wide) for b in (below, above)))
+            out = ops.where(ops.equal(frac, 0), below,
+                            astype(ops.divide(total, 2), aval_of(data).dtype))
+            out = ops.add(out, 0.0)  # a mean's sum starts at +0.0: NumPy's median of -0.0 is 0.0
+        else:
+            out = _lerp(below, above, frac, weak_dtype)
     return out
 
 

@@ -30,7 +30,9 @@ def _astype_transpose(ct, x, *, dtype):
 
 def _astype_impl(xp, x, *, dtype):
     if type(x) in (bool, int, float, complex):  # a Python scalar: a weak input's value
-        out = xp.asarray(x, dtype=_provider_dtype(xp, dtype))  # no longer weak
+        # cast as NumPy casts the scalar's array (nan to int, 1j to float, 300 to int8 do not
+        # raise): no longer weak
+        out = provider_function(xp, "astype")(xp.asarray(x), _provider_dtype(xp, dtype))
         return out[()] if xp is np else out  # a NumPy scalar, as NumPy's functions give
     return provider_function(xp, "astype")(x, _provider_dtype(xp, dtype))
 
