@@ -20,3 +20,13 @@ def created_traces(monkeypatch):
 
     monkeypatch.setattr(core.Trace, "__init__", counting)
     return created
+
+
+@pytest.fixture
+def jax_x64():
+    """JAX with 64-bit types on for the test (skipped without JAX), restored afterwards."""
+    jax = pytest.importorskip("jax")
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield jax
+    jax.config.update("jax_enable_x64", previous)

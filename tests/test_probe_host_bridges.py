@@ -302,15 +302,6 @@ def test_torch_autograd_through_advect_grad_of_a_tensor_requiring_grad():
 
 # -- JAX ------------------------------------------------------------------------------------
 
-@pytest.fixture
-def jax_x64():
-    jax = pytest.importorskip("jax")
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield jax
-    jax.config.update("jax_enable_x64", previous)
-
-
 def test_jax_grad_jit_vmap_and_hessians(jax_x64):
     jax = jax_x64
     import jax.numpy as jnp

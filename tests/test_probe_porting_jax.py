@@ -18,12 +18,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 @pytest.fixture
-def jax():
-    jax = pytest.importorskip("jax")
-    enabled = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield jax
-    jax.config.update("jax_enable_x64", enabled)
+def jax(jax_x64):
+    return jax_x64  # conftest's: JAX with 64-bit types
 
 
 def _close(a, b, **kw):
