@@ -335,9 +335,12 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
     total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
     out = ops.divide(total, count_where(a, axes, keepdims, where, _real_of(total)))
-    if dtype is not None and numpy_dtype(dtype).kind in "iub":  # NumPy's quotient is cast back
-        return astype(out, dtype)
-    return out
+    return _cast_back(out, dtype)
+
+
+def _cast_back(out, dtype):
+    """A mean's or variance's quotient in an integer or bool ``dtype=``: cast back, as NumPy's."""
+    return astype(out, dtype) if dtype is not None and numpy_dtype(dtype).kind in "iub" else out
 
 
 @implements(np.var)
@@ -365,9 +368,7 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tr
         out = ops.divide(total, max(count - ddof, 0))
     else:
         out = ops.divide(total, ops.maximum(ops.subtract(count, ddof), 0))
-    if dtype is not None and numpy_dtype(dtype).kind in "iub":  # NumPy's quotient is cast back
-        return astype(out, dtype)
-    return out
+    return _cast_back(out, dtype)
 
 
 def _real_of(x):
