@@ -155,3 +155,13 @@ def test_integer_arrays_cross_as_constants_and_integer_outputs_get_no_gradient()
     assert int(best) == 0 and best.dtype == jnp.int64
     g = jax.jit(jax.grad(lambda x, i: jnp.sum(f(x, i)[0] ** 2)))(x, idx)
     np.testing.assert_allclose(g, [24.0, 0.0, 16.0])
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_a_vjp_pullback_applies_more_than_once_as_jax_s_does(jit):
+    x = jnp.array([0.3, -1.2])
+    f = wrap(lambda x: np.sin(x) * x)
+    y, pullback = (jax.jit(lambda x: jax.vjp(f, x)) if jit else lambda x: jax.vjp(f, x))(x)
+    _, reference = jax.vjp(lambda x: jnp.sin(x) * x, x)
+    for ct in (jnp.ones(2), jnp.array([2.0, -0.5]), jnp.ones(2)):
+        np.testing.assert_allclose(pullback(ct)[0], reference(ct)[0], rtol=1e-12)

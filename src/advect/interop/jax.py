@@ -124,7 +124,7 @@ class _Operation:
 
         @jax.custom_vjp
         def backward(token, xs, cts):  # first order: the recorded pullback, f is not rerun
-            grads = jax.pure_callback(self._backward, self._grad_structs(), token, *cts,
+            grads = jax.pure_callback(self._backward, self._grad_structs(), token, *xs, *cts,
                                       vmap_method="expand_dims")
             return self._with_zeros(xs, grads)
 
@@ -157,27 +157,33 @@ class _Operation:
             self.records[token] = record
         return [*_as_structs(outs, self.out_structs), np.int32(token)]
 
-    def _take(self, token):
+    def _take(self, token, xs):
+        """The record of ``token``'s forward pass; once its pullback was applied (JAX lets a
+        ``jax.vjp`` pullback be called again), the forward pass of ``xs`` is run anew."""
         with self.lock:
             record = self.records.pop(int(token), None)
         if record is None:
-            raise RuntimeError("advect.interop.jax: the pullback of this forward pass was "
-                               "already used; a recorded forward pass serves one backward pass")
+            record = self.bridge.forward([np.asarray(x) for x in xs])[1]
         return record
 
-    def _backward(self, token, *cts):
+    def _backward(self, token, *args):
+        n = len(self.in_structs)
+        xs, cts = args[:n], args[n:]
         token = np.asarray(token)
         if token.ndim == 0:
-            return self._inexact_grads(self.bridge.backward(self._take(token), list(cts)))
+            return self._inexact_grads(self.bridge.backward(self._take(token, xs), list(cts)))
         # under vmap: a leading batch axis (size 1 where that operand is not batched), as for
         # jax.jacrev (one forward pass, a batch of cotangents) or vmap(grad(f))
-        size = max([token.shape[0], *(np.shape(c)[0] for c in cts)])
-        records = {int(t): self._take(t) for t in np.unique(token)}
+        size = max([token.shape[0], *(np.shape(c)[0] for c in args)])
+        records: dict = {}
         rows = []
         for i in range(size):
-            record = records[int(token[i if token.shape[0] > 1 else 0])]
+            t = int(token[i if token.shape[0] > 1 else 0])
+            row_xs = [x[i if np.shape(x)[0] > 1 else 0] for x in xs]
+            if t not in records:
+                records[t] = self._take(t, row_xs)
             row = [c[i if np.shape(c)[0] > 1 else 0] for c in cts]
-            rows.append(self._inexact_grads(self.bridge.backward(record, row, keep=True)))
+            rows.append(self._inexact_grads(self.bridge.backward(records[t], row, keep=True)))
         for record in records.values():
             record.close()
         return [np.stack(column) for column in zip(*rows)]
