@@ -157,8 +157,6 @@ def test_mixed_kinds_where_strict_accepts_them():
             assert np.asarray(got).tolist() == np.asarray(want).tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="0-d boolean indices need a change in "
-                   "advect/numpy/_indexing.py (outside this probe's files); see the report")
 def test_zero_dimensional_boolean_index():
     x = strict.asarray([1.0, 2.0, 3.0])
     for mask in (strict.asarray(True), strict.asarray(False)):

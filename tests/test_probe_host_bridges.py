@@ -422,9 +422,6 @@ def test_writing_into_an_input_is_refused_and_the_tensor_is_unchanged():
     assert t.tolist() == r.tolist() == [1.0, 2.0]
 
 
-@pytest.mark.xfail(strict=True, reason="advect.interop.jax pops the recorded forward pass on "
-                   "the first backward, so a jax.vjp pullback applied twice raises 'already "
-                   "used' (JAX's own pullbacks are reusable); open, see the probe report")
 def test_jax_a_vjp_pullback_applied_twice(jax_x64):
     jax = jax_x64
     import jax.numpy as jnp

@@ -12,7 +12,7 @@ import numpy as np
 from .. import ops
 from ..core import Tracer
 from ..dtypes import aval_of
-from ..providers import namespace_of
+from ..providers import namespace_of, on_provider_of
 from ._mutation import INPUT, mark_array, mark_view, marks_array
 
 __all__ = ["normalize_index", "getitem", "check_broadcast"]
@@ -96,7 +96,7 @@ def _scalar_masks(x, key):
             if isinstance(k, Tracer):
                 k = k._concrete_for("boolean mask indexing (its result shape depends on data)")
             shape.insert(dim, 1)
-            k = np.zeros(int(bool(k)), np.intp)
+            k = on_provider_of(x, np.zeros(int(bool(k)), np.intp))
             rank = 1
         elif k is Ellipsis:
             rank = max(len(x.shape) - sum(ranks), 0)

@@ -27,11 +27,11 @@ from ._functions import (
     concrete,
     implements,
     operand,
-    reduction,
     take_axis,
 )
 from ._indexing import check_broadcast
 from ._mutation import READ_ONLY, assign_inplace, check_sequential, mark_view, numpy_scalar
+from ._reductions import reduction
 from ._shaping import _broadcast_arrays, _resize
 
 

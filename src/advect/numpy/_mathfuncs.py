@@ -25,11 +25,11 @@ from ._functions import (
     known_value,
     numpy_scalar,
     operand,
-    reduction,
     slice_along,
     take_axis,
 )
 from ._mutation import array_result, mark_array
+from ._reductions import reduction
 from ._shaping import _atleast_1d
 
 

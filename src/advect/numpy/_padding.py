@@ -18,19 +18,10 @@ from ..core import Tracer
 from ..dtypes import aval_of
 from ._construct import _contains_tracer
 from ._construct import array as construct_array
-from ._functions import (
-    _mean,
-    _moveaxis,
-    _shape,
-    astype,
-    implements,
-    operand,
-    reduction,
-    slice_along,
-    take_axis,
-)
+from ._functions import _moveaxis, _shape, astype, implements, operand, slice_along, take_axis
 from ._mutation import owned_copy
 from ._quantiles import _median
+from ._reductions import _mean, reduction
 
 _OPTIONS = {"constant": ("constant_values",), "edge": (), "linear_ramp": ("end_values",),
             "maximum": ("stat_length",), "mean": ("stat_length",), "median": ("stat_length",),

@@ -31,11 +31,11 @@ from ._functions import (
     numpy_scalar,
     operand,
     pair,
-    reduction,
     slice_along,
 )
 from ._indexing_funcs import along_axis
 from ._mutation import mark_array
+from ._reductions import reduction
 from ._sorting import _argsort, _sort
 
 # (alpha, beta) of the continuous methods (Hyndman and Fan): virtual index

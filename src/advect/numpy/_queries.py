@@ -25,11 +25,11 @@ from ._functions import (
     concrete,
     implements,
     operand,
-    reduction,
     slice_along,
     take_axis,
 )
 from ._mutation import READ_ONLY, mark_view
+from ._reductions import reduction
 
 _WEAK = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 

@@ -14,28 +14,22 @@ from ..dtypes import aval_of
 from ..ops._rules import normalize_axes, one_axis, reduce_axes
 from ..providers import on_provider_of
 from ._functions import (
-    _arg_reduce,
     _concatenate,
-    _cumsum,
-    _mean,
     _ndim,
     _ravel,
     _reshape,
     _shape,
     _transpose,
-    _var,
     astype,
-    count_where,
     flat_axis,
     implements,
     known_value,
     numpy_scalar,
     operand,
-    reduction,
     slice_along,
-    where_mask,
 )
 from ._mutation import mark_array
+from ._reductions import _arg_reduce, _cumsum, _mean, _var, count_where, reduction, where_mask
 from ._shaping import _atleast_2d
 
 

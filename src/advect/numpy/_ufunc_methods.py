@@ -25,8 +25,9 @@ from ..dtypes import Aval, aval_of, result_type
 from ..errors import TracingError
 from ..ops._rules import broadcast_shapes, normalize_axes, one_axis, reduced_shape
 from ..ops.indexing import index_shape
-from ._functions import keepdims_flag, numpy_scalar, reduction_axis
+from ._functions import numpy_scalar, reduction_axis
 from ._methods import _operand
+from ._reductions import keepdims_flag
 from ._ufuncs import _cast, _name, translation, where_mask, write_out
 
 __all__ = ["METHODS", "method_defined", "call_method"]

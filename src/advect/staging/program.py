@@ -144,7 +144,7 @@ class StagedProgram:
     def __reduce__(self):
         # pickling goes through the saved format (never closures): a restored program, as
         # from_dict gives; the modules defining its custom primitives are imported first
-        from .serialize import saved_node_modules
+        from .encoding import saved_node_modules
         payload = self.to_dict()
         classes = tuple(sorted({entry[2] for entry in payload.get("namedtuples", ())}
                                | saved_node_modules([self._in_def, self._out_def])))

@@ -1,0 +1,243 @@
+"""NumPy's reductions on traced arrays: sum, prod, max, min, mean, var, std, argmax, argmin,
+cumsum, with NumPy's ``axis``, ``dtype``, ``keepdims``, ``initial`` and ``where``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .. import ops
+from ..core import Tracer
+from ..dtypes import aval_of
+from ..errors import bounded
+from ..ops._rules import normalize_axes, one_axis, reduce_axes, scalar_axis
+from ..providers import numpy_dtype
+from ._functions import (
+    _ravel,
+    _shape,
+    astype,
+    implements,
+    operand,
+    reduction_axis,
+)
+
+__all__ = ["reduction", "keepdims_flag", "where_mask", "count_where"]
+
+
+_FILL = {"reduce_sum": 0, "reduce_prod": 1}
+
+
+def keepdims_flag(keepdims) -> bool:
+    """NumPy's reading of ``keepdims=``: a bool or an integer, else its ``TypeError``."""
+    if isinstance(keepdims, bool | np.bool_):
+        return bool(keepdims)
+    try:
+        return bool(operator.index(keepdims))
+    except TypeError:
+        raise TypeError(f"keepdims= must be True or False, not {bounded(keepdims)}") from None
+
+
+def where_mask(where):
+    """A reduction's ``where=`` as NumPy reads it: an array mask must be boolean (NumPy casts it
+    safely); Python scalars and lists are read as booleans."""
+    if isinstance(where, list | tuple):
+        return np.asarray(where, dtype=bool)
+    if isinstance(where, np.generic):  # a NumPy scalar is read as a boolean, as a Python one
+        return bool(where)
+    dtype = getattr(where, "dtype", None)
+    if dtype is not None and numpy_dtype(dtype) != np.bool_:
+        raise TypeError(f"Cannot cast array data from {numpy_dtype(dtype)!r} to dtype('bool') "
+                        "according to the rule 'safe': where= takes a boolean mask (compare, "
+                        "as in where=w != 0)")
+    return where
+
+
+def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
+    keepdims = keepdims_flag(keepdims)
+    axis = reduction_axis(axis)
+    if initial is not None and (initial.shape if isinstance(initial, Tracer)
+                                else np.shape(initial)):  # NumPy's ValueError, named
+        raise ValueError("setting an array element with a sequence: initial= must be a scalar, "
+                         f"not a value of shape {_shape(operand(initial))}")
+    if dtype is not None:
+        a = astype(a, dtype)
+    identity = _FILL.get(op.name)
+    if initial is not None and identity is None:  # max, min: the result has a's dtype
+        initial = reduction_initial(initial, aval_of(a).dtype)
+    if where is not True:
+        where = where_mask(where)
+        fill = initial if identity is None else identity
+        if fill is None:
+            raise ValueError(f"{op.name} has no identity, so a where= mask needs initial=")
+        a = ops.where(where, a, fill)
+    axes = reduce_axes(axis, len(_shape(a)))
+    if initial is not None and identity is None:  # a sum over nothing is 0, plus initial
+        a = stand_in_for_empty(a, axes, initial)
+    out = op(a, axes=axes, keepdims=keepdims)
+    if initial is not None:
+        combine = {ops.reduce_sum: ops.add, ops.reduce_prod: ops.multiply,
+                   ops.reduce_max: ops.maximum, ops.reduce_min: ops.minimum}[op]
+        out = combine(out, reduction_initial(initial, aval_of(out).dtype))
+    return out if dtype is None else astype(out, dtype)  # the provider sums int16 in int64
+
+
+def reduction_initial(initial, dtype):
+    """``initial=`` as NumPy reads it: a value of the reduction's result ``dtype``, so a
+    float64 initial leaves a float32 sum float32 and ``-1.5`` adds ``-1`` to an integer sum
+    (NumPy's ``TypeError`` for a complex initial of a real sum, ``OverflowError`` for ``-1``
+    of an unsigned one)."""
+    if isinstance(initial, Tracer):
+        return initial if aval_of(initial).dtype == dtype else ops.astype(initial,
+                                                                          dtype=dtype.name)
+    return np.asarray(initial, dtype=dtype).item()  # weak: any provider's array keeps dtype
+
+
+def stand_in_for_empty(a, axes, initial):
+    """``a``, or where the reduced axes hold no element one ``initial`` along each of them: a
+    reduction with ``initial=`` over nothing is ``initial`` (max and min have no identity)."""
+    shape = _shape(a)
+    if isinstance(initial, Tracer) or not any(shape[d] == 0 for d in axes):
+        return a
+    return ops.full_like(a, fill_value=initial,
+                         shape=tuple(1 if d in axes else n for d, n in enumerate(shape)))
+
+
+_ALL_AXES = [tuple(range(n)) for n in range(64)]
+
+
+@implements(np.sum)
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    if (axis is None and dtype is None and out is None and initial is None and where is True
+            and keepdims is False and isinstance(a, Tracer)):  # np.sum(x), the common call
+        return ops.reduce_sum(a, axes=_ALL_AXES[len(a.shape)], keepdims=False)
+    return reduction(ops.reduce_sum, a, axis, keepdims, dtype, where, initial)
+
+
+@implements(np.prod)
+def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    return reduction(ops.reduce_prod, a, axis, keepdims, dtype, where, initial)
+
+
+@implements(np.max, np.amax)
+def _max(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    return reduction(ops.reduce_max, a, axis, keepdims, None, where, initial)
+
+
+@implements(np.min, np.amin)
+def _min(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    return reduction(ops.reduce_min, a, axis, keepdims, None, where, initial)
+
+
+def _count(shape, axes):
+    return math.prod(shape[a] for a in axes)
+
+
+def count_where(a, axes, keepdims, where=True, dtype="int64"):
+    """How many elements each reduction over ``axes`` sees: a Python int, or an array of
+    ``dtype`` when masked (the dtype of the sums it divides, so float32 stays float32)."""
+    if where is True:
+        return _count(_shape(a), axes)
+    where = where_mask(where)
+    mask = ops.broadcast_to(where, shape=_shape(a)) if _shape(where) != _shape(a) else where
+    return ops.reduce_sum(ops.astype(mask, dtype=np.dtype(dtype).name), axes=axes,
+                          keepdims=bool(keepdims))
+
+
+@implements(np.mean)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    if dtype is None and aval_of(a).dtype == np.float16:  # NumPy sums float16 in float32
+        return astype(_mean(a, axis, np.float32, None, keepdims, where=where), np.float16)
+    if (axis is None and dtype is None and out is None and where is True and keepdims is False
+            and isinstance(a, Tracer) and aval_of(a).dtype.kind in "fc"):  # np.mean(x)
+        shape = a.shape
+        total = ops.reduce_sum(a, axes=_ALL_AXES[len(shape)], keepdims=False)
+        return ops.divide(total, math.prod(shape))
+    if dtype is None and aval_of(a).dtype.kind not in "fc":
+        dtype = np.float64
+    axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
+    total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
+    out = ops.divide(total, count_where(a, axes, keepdims, where, _real_of(total)))
+    return _cast_back(out, dtype)
+
+
+def _cast_back(out, dtype):
+    """A mean's or variance's quotient in an integer or bool ``dtype=``: cast back, as NumPy's."""
+    return astype(out, dtype) if dtype is not None and numpy_dtype(dtype).kind in "iub" else out
+
+
+@implements(np.var)
+def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+         correction=None):
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    if dtype is None and aval_of(a).dtype.kind not in "fc":
+        dtype = np.float64
+    axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
+    # NumPy's var takes a float16 mean in float16, where np.mean rounds a float32 mean
+    mean_dtype = np.float16 if dtype is None and aval_of(a).dtype == np.float16 else dtype
+    mu = _mean(a, axes, mean_dtype, keepdims=True, where=where) if mean is None else mean
+    dev = ops.subtract(a, mu)  # as NumPy: the input promoted with the mean, not cast to dtype
+    # NumPy squares real inputs' deviations (complex ones for a complex dtype=) and takes
+    # |dev|**2 of complex inputs
+    complex_input = aval_of(a).dtype.kind == "c" or (aval_of(a).dtype.kind == "b"
+                                                     and aval_of(dev).dtype.kind == "c")
+    sq = ops.real(ops.multiply(dev, ops.conj(dev))) if complex_input else ops.square(dev)
+    total = reduction(ops.reduce_sum, sq, axes, keepdims, dtype, where)
+    count = count_where(a, axes, keepdims, where, _real_of(total))
+    if isinstance(count, int):  # Python arithmetic keeps the divisor weak
+        out = ops.divide(total, max(count - ddof, 0))
+    else:
+        out = ops.divide(total, ops.maximum(ops.subtract(count, ddof), 0))
+    return _cast_back(out, dtype)
+
+
+def _real_of(x):
+    dtype = aval_of(x).dtype
+    return np.empty(0, dtype).real.dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+@implements(np.std)
+def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+         correction=None):
+    var = _var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+               correction=correction)
+    if dtype is None or numpy_dtype(dtype).kind not in "iub":
+        return ops.sqrt(var)
+    if _shape(var):  # NumPy takes the root in place, which an integer array cannot hold
+        raise TypeError(f"Cannot cast ufunc 'sqrt' output to dtype('{numpy_dtype(dtype)}') "
+                        "with casting rule 'same_kind': std with an integer or bool dtype= "
+                        "works only for a scalar result")
+    return astype(ops.sqrt(var), dtype)  # a scalar result is cast back, as NumPy's
+
+
+def _arg_reduce(op, a, axis, keepdims):
+    if axis is None or scalar_axis(axis, len(_shape(a))):  # a 0-d array reads as 1-d
+        out = op(_ravel(a), axis=0, keepdims=False)
+        return ops.reshape(out, shape=(1,) * len(_shape(a))) if keepdims else out
+    return op(a, axis=one_axis(axis, len(_shape(a))), keepdims=bool(keepdims))
+
+
+@implements(np.argmax, nondiff=True)
+def _argmax(a, axis=None, out=None, *, keepdims=False):
+    return _arg_reduce(ops.argmax, a, axis, keepdims)
+
+
+@implements(np.argmin, nondiff=True)
+def _argmin(a, axis=None, out=None, *, keepdims=False):
+    return _arg_reduce(ops.argmin, a, axis, keepdims)
+
+
+@implements(np.cumsum)
+def _cumsum(a, axis=None, dtype=None, out=None):
+    if dtype is not None:
+        a = astype(a, dtype)
+    if axis is None or not _shape(a):  # NumPy scans a 0-d array as a 1-element 1-d one
+        a = ops.reshape(a, shape=(math.prod(_shape(a)),))
+        axis = 0 if axis is None else axis
+    out = ops.cumulative_sum(a, axis=one_axis(axis, len(_shape(a))))
+    return out if dtype is None else astype(out, dtype)  # int16 stays int16, as in reduction
