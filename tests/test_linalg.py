@@ -408,3 +408,36 @@ def test_linalg_ops_run_on_another_provider(name):
     assert type(grad).__module__.startswith("array_api_strict")
     np.testing.assert_allclose(np.asarray(grad), ad.grad(losses[name])(a), rtol=1e-10,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("xs,ys,spec", [((5,), (5,), "k,k->"), ((5,), (5, 3), "k,kz->z"),
+                                        ((4, 5), (5,), "ik,k->i"), ((2, 4, 5), (5,), "bik,k->bi"),
+                                        ((5,), (2, 5, 3), "k,bkz->bz")])
+def test_matmul_transposes_of_vectors_agree_with_einsum_and_check_grads(xs, ys, spec, dtype):
+    """vector @ vector and vector @ matrix have one-product transposes (a scaled vector, a
+    matrix-vector product): they must give what einsum's general transpose gives, in both
+    modes and to second order, dynamic and staged."""
+    rng = _rng(3)
+    x, y = (rng.standard_normal(s).astype(dtype) for s in (xs, ys))
+    if np.dtype(dtype).kind == "c":
+        x, y = x + 1j * rng.standard_normal(xs), y + 1j * rng.standard_normal(ys)
+
+    def loss(z):
+        return np.sum(np.abs(z) ** 2) + np.sum(np.tanh(z.real))
+
+    def f(x, y):
+        return loss(x @ y)
+
+    def reference(x, y):
+        return loss(np.einsum(spec, x, y))
+
+    tol = 1e-4 if dtype is np.float32 else 1e-10
+    ours = ad.grad(f, (0, 1))(x, y)
+    staged = ad.grad(ad.stage(f, x, y), (0, 1))(x, y)
+    for a, b, c in zip(ours, ad.grad(reference, (0, 1))(x, y), staged):
+        assert a.dtype == b.dtype == c.dtype
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+        np.testing.assert_allclose(c, b, rtol=tol, atol=tol)
+    if dtype is np.float64:
+        check_grads(f, (x, y), order=2)

@@ -52,6 +52,11 @@ def _matmul_transpose(ct, x, y):
     xs, ys = tuple(x.shape), tuple(y.shape)  # tracers' and every provider's arrays'
     if len(xs) == 2 and len(ys) == 1 and not is_linear(x):  # matrix @ vector: one product
         return (None, matmul(matrix_transpose(conj(x)), ct))
+    if len(xs) == 1 and len(ys) == 2 and is_linear(x):  # vector @ matrix: one product
+        return (matmul(conj(y), ct), None)
+    if len(xs) == 1 and len(ys) == 1:  # vector @ vector: a 0-d ct scales the other vector
+        return (ops.multiply(ct, conj(y)), None) if is_linear(x) else \
+            (None, ops.multiply(conj(x), ct))
     x2 = x if len(xs) > 1 else None
     if len(xs) == 1:  # treat x as (1, n) and y as (n, 1); restore the removed axes on ct
         ct = ops.expand_dims(ct, axes=(aval_of(ct).ndim - (0 if len(ys) == 1 else 1),))
