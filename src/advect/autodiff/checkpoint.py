@@ -28,12 +28,12 @@ from .. import core, ops
 from ..core import Op, Tracer
 from ..dtypes import Aval, aval_of
 from ..errors import EscapedTracerError, TracingError
+from ..generators import GENERATOR_KINDS, generators_of, same_state
+from ..generators import set_state as _set_rng_state
+from ..generators import state_of as _rng_state
 from ..numpy._mutation import View, input_marker, mark_view
 from ..providers import is_array
 from ..pytree import TreeDef, tree_flatten, tree_unflatten
-from ..staging.trace import _GENERATOR_KINDS, _generators_of, _same_state
-from ..staging.trace import _set_state as _set_rng_state
-from ..staging.trace import _state as _rng_state
 from . import state
 from .forward import JVPTrace, JVPTracer, split
 from .reverse import LinearTracer, _root, backward, linearize_flat, lower
@@ -218,15 +218,15 @@ checkpoint_jvp = Op(
 def _generators(fun: Callable, static: Sequence[Any]) -> tuple:
     """The random generators a block may draw from: NumPy's global one, those among its
     non-array arguments and those its function names (closure cells and globals)."""
-    found = [np.random.mtrand._rand, *(x for x in static if isinstance(x, _GENERATOR_KINDS)),
-             *(g for _, g in _generators_of(fun))]
+    found = [np.random.mtrand._rand, *(x for x in static if isinstance(x, GENERATOR_KINDS)),
+             *(g for _, g in generators_of(fun))]
     return tuple({id(g): g for g in found}.values())
 
 
 def _draws(generators: tuple, before: list) -> list:
     """``(generator, state before)`` for the generators whose state changed since ``before``."""
     return [(g, saved) for g, saved in zip(generators, before)
-            if not _same_state(_rng_state(g), saved)]
+            if not same_state(_rng_state(g), saved)]
 
 
 def _fingerprint(leaf) -> tuple | None:

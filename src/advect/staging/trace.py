@@ -23,6 +23,7 @@ import numpy as np
 from ..core import OnFree, Trace, Tracer
 from ..dtypes import Aval, aval_of, check_dtype
 from ..errors import AmbientRandomnessError, StagedIterationError, TracingError
+from ..generators import GENERATOR_KINDS, generators_of, same_state, set_state, state_of
 from ..numpy._methods import INPUT, ArrayTracer
 from ..numpy._mutation import marks_array
 from ..providers import default_device, namespace_of, to_numpy
@@ -349,86 +350,19 @@ def _leave_guard(token, tokens: set) -> None:
                 _originals.pop(name, None)
 
 
-_GENERATOR_KINDS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
-
-
-def _state(obj):
-    if isinstance(obj, np.random.RandomState):
-        return obj.get_state(legacy=False)
-    return obj.bit_generator.state if isinstance(obj, np.random.Generator) else obj.state
-
-
-def _same_state(a, b) -> bool:
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(
-            _same_state(a[k], b[k]) for k in a)
-    if isinstance(a, np.ndarray):
-        return np.array_equal(a, b)
-    return a == b
-
-
-def _set_state(obj, state) -> None:
-    if isinstance(obj, np.random.RandomState):
-        obj.set_state(state)
-    elif isinstance(obj, np.random.Generator):
-        obj.bit_generator.state = state
-    else:
-        obj.state = state
-
-
-def _generators_of(function) -> list[tuple[str, object]]:
-    """Random generators the function names directly: closure cells, default arguments and
-    globals it reads (also in the functions it defines), through ``functools.partial`` (and
-    the generators it binds) and a callable object's ``__call__``. (NumPy's global RandomState
-    is not watched: other threads may draw from it meanwhile.)"""
-    kinds = _GENERATOR_KINDS
-    found: list[tuple[str, object]] = []
-    while isinstance(function, functools.partial):
-        found.extend((str(k), v) for k, v in [*enumerate(function.args),
-                                              *function.keywords.items()] if isinstance(v, kinds))
-        function = function.func
-    code = getattr(function, "__code__", None)
-    if code is None:
-        call = type(function).__call__ if callable(function) else None  # an object's
-        code = getattr(call, "__code__", None)
-        if code is None:
-            return found
-        function = call
-    for name, cell in zip(code.co_freevars, getattr(function, "__closure__", None) or ()):
-        try:
-            value = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        if isinstance(value, kinds):
-            found.append((name, value))
-    defaults = getattr(function, "__defaults__", None) or ()
-    named = dict(zip(code.co_varnames[code.co_argcount - len(defaults):code.co_argcount],
-                     defaults)) | (getattr(function, "__kwdefaults__", None) or {})
-    found.extend((name, v) for name, v in named.items() if isinstance(v, kinds))
-    namespace = getattr(function, "__globals__", {})
-    codes = [code]
-    for c in codes:  # the function's code and the code of the functions it defines
-        codes.extend(k for k in c.co_consts if isinstance(k, type(code)))
-    for name in dict.fromkeys(n for c in codes for n in c.co_names):
-        value = namespace.get(name)
-        if isinstance(value, kinds):
-            found.append((name, value))
-    return found
-
-
 @contextmanager
 def generators_untouched(function) -> Iterator[None]:
     """Raise if ``function`` drew numbers from a generator it names; restore its state."""
-    watched = [(name, g, _state(g)) for name, g in _generators_of(function)]
+    watched = [(name, g, state_of(g)) for name, g in generators_of(function)]
     failed = True
     try:
         yield
         failed = False
     finally:
         used = [(name, g, state) for name, g, state in watched
-                if not _same_state(_state(g), state)]
+                if not same_state(state_of(g), state)]
         for _, g, state in used:  # every one rewound before raising
-            _set_state(g, state)
+            set_state(g, state)
         if used and not failed:
             raise _drawn_error(f"the random generator {used[0][0]!r}")
 
@@ -437,8 +371,8 @@ def refuse_drawn_statics(statics: list[tuple[str, object, object]]) -> None:
     """Raise if the function drew numbers from a generator passed as a static value:
     ``(where, staged value, the copy the function received)`` triples."""
     for where, value, received in statics:
-        if isinstance(value, _GENERATOR_KINDS) and type(received) is type(value) \
-                and not _same_state(_state(received), _state(value)):
+        if isinstance(value, GENERATOR_KINDS) and type(received) is type(value) \
+                and not same_state(state_of(received), state_of(value)):
             raise _drawn_error(f"the random generator passed as the static value {where}")
 
 
