@@ -184,3 +184,10 @@ def test_a_ruleless_primitive_is_both_missing_rule_and_mode_error():
         ad.jvp(ruleless)(X, tangents=np.ones(2))
     assert isinstance(info.value, errors.NoJVPError)
     assert not isinstance(info.value, errors.NoVJPError)
+
+
+@pytest.mark.parametrize("result,kind", [("text", "a str"), (object(), "an object")])
+def test_grad_of_a_non_numeric_output_names_it(result, kind):
+    with pytest.raises(TypeError, match=f"grad needs a function returning one real scalar, "
+                       f"got {kind}$"):
+        ad.grad(lambda x: result)(X)

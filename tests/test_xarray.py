@@ -132,3 +132,12 @@ def test_multiindexes_and_datetime_coordinates_are_restored():
     program = ad.stage(lambda t: t * 2, series)
     restored = StagedProgram.from_dict(json.loads(json.dumps(program.to_dict())))
     assert restored(series).identical(program(series))
+
+
+def test_grad_of_a_zero_d_dataarray_output_says_to_return_its_data():
+    t = _temperature()
+    with pytest.raises(ValueError, match=r"a DataArray holding one scalar \(return the scalar "
+                       r"itself: its \.data\)$"):
+        ad.grad(lambda t: t.sum())(t)
+    g = ad.grad(lambda t: t.sum().data)(t)
+    assert g.dims == t.dims and np.all(g.values == 1.0)

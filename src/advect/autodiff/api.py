@@ -303,7 +303,11 @@ _REAL_SCALARS = frozenset({np.float64, np.float32, np.float16})
 
 
 def _check_scalar_output(value, where):
-    aval = aval_of(value)
+    try:
+        aval = aval_of(value)
+    except TypeError:  # a string, an object: not a number at all
+        raise TypeError(f"{where} needs a function returning one real scalar, got "
+                        f"{_output_kind(value)}") from None
     if aval.shape != ():
         raise ValueError(f"{where} needs a function with a scalar output, got shape {aval.shape};"
                          " use jacobian or vjp for array outputs")
@@ -323,7 +327,19 @@ def _output_kind(value) -> str:
     if isinstance(value, Tracer):  # not the internal class name: what the user returned
         aval = aval_of(value)
         return f"one {aval.dtype} value of shape {aval.shape}"
-    return f"a {type(value).__name__}"
+    if _labeled_scalar(value):  # a 0-d xarray.DataArray: the container is not the scalar
+        return f"a {type(value).__name__} holding one scalar (return the scalar itself: its .data)"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
+
+
+def _labeled_scalar(value) -> bool:
+    """Whether ``value`` is a pytree node other than a list, tuple or dict holding one 0-d leaf."""
+    if isinstance(value, tuple | list | dict) or isinstance(value, Tracer):
+        return False
+    leaves = tree_flatten(value)[0]
+    return len(leaves) == 1 and leaves[0] is not value and hasattr(leaves[0], "shape") \
+        and not tuple(leaves[0].shape)
 
 
 def value_and_grad(f: Callable, argnums: int | Sequence[int] | None = None, *,
@@ -370,7 +386,7 @@ def _value_and_grad(f: Callable, argnums, argnames, has_aux: bool, where: str):
                         f"{_output_kind(value)}" + (
                             "; use has_aux=True for a (value, aux) pair"
                             if isinstance(value, tuple) and len(value) == 2 and not has_aux
-                            else "" if value is None
+                            else "" if value is None or _labeled_scalar(value)
                             else "; use jacobian or vjp for several outputs"))
                 (primal,), (var,) = primals, tangents
             if type(primal) not in _REAL_SCALARS:  # np.sum & co. return NumPy scalars
