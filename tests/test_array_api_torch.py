@@ -78,3 +78,24 @@ def test_torch_derivatives_match_numpy(name, k):
         return  # NumPy does not serve this revision: nothing to compare with
     for g, w in zip(got, want):
         np.testing.assert_allclose(_host(g), np.asarray(w), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_asarray_of_traced_items_is_on_the_provider_in_its_coercion_dtype(dtype):
+    """``x.item()`` of a differentiated value is a traced Python scalar, which holds no
+    provider: ``xp.asarray([v, 2.0])`` and ``xp.asarray(v)`` are torch arrays of torch's default
+    dtype for Python floats, as eagerly (they were NumPy arrays, refused when they met x)."""
+    def f(x, seen):
+        xp = x.__array_namespace__() if hasattr(x, "__array_namespace__") else txp
+        v = x[0].item()
+        w, u, q = xp.asarray([v, 2.0]), xp.asarray([[v, 1], [2, v]]), xp.asarray(v)
+        seen.append((w.dtype, u.dtype, q.dtype))
+        return xp.sum(w * x) + xp.sum(u * x) + xp.sum(q * x)
+
+    x = torch.tensor([1.0, 3.0], dtype=dtype)
+    eager, traced = [], []
+    f(x, eager)
+    g = ad.grad(f)(x, traced)
+    assert traced == eager == [(torch.float32,) * 3]
+    # f = x0 (x0 + 2 x1) + (x0 x0 + x1 + 2 x0 + x0 x1) + x0 (x0 + x1)
+    assert g.dtype == dtype and g.tolist() == [14.0, 5.0]

@@ -77,21 +77,54 @@ def _reshape_to(x, shape):
 
 # --- creation --------------------------------------------------------------------------------
 
-def _as_traced(ctx, obj):
-    """A (nested) list of tracers, arrays and scalars as one stacked tracer."""
+def _as_traced(ctx, obj, dtype=None):
+    """A (nested) list of tracers, arrays and scalars as one stacked tracer, in the dtype the
+    provider's array coercion gives the whole list (found once, at the top)."""
     if not isinstance(obj, list | tuple):
         return obj
+    if dtype is None:
+        dtype = _coerced_dtype(ctx, obj)
     if not traced(obj):
-        return ctx.xp.asarray(obj)
-    parts = [_as_traced(ctx, e) for e in obj]
+        return ctx.xp.asarray(obj, dtype=_provider_dtype(ctx, dtype))
+    parts = [_as_traced(ctx, e, dtype) for e in obj]
+    parts = [_scalar_array(ctx, p, dtype) if isinstance(p, Tracer) and aval_of(p).weak else p
+             for p in parts]
     ref = next(p for p in parts if isinstance(p, Tracer))
-    # the common dtype before any scalar is filled in: a Python scalar counts with the dtype
-    # the provider gives it, as array coercion reads it (``[int_tracer, 2.5]`` is floating)
-    common = np.result_type(*[aval_of(p).dtype if hasattr(p, "shape")
-                              else numpy_dtype(ctx.xp.asarray(p).dtype) for p in parts])
     parts = [p if hasattr(p, "shape") else ops.full_like(ref, fill_value=p, shape=shape_of(ref),
-                                                          dtype=common.name) for p in parts]
-    return ops.concat(*[ops.expand_dims(cast(p, common), axes=(0,)) for p in parts], axis=0)
+                                                          dtype=dtype.name) for p in parts]
+    return ops.concat(*[ops.expand_dims(cast(p, dtype), axes=(0,)) for p in parts], axis=0)
+
+
+def _provider_dtype(ctx, dtype: np.dtype):
+    return dtype if ctx.xp is np else getattr(ctx.xp, dtype.name)
+
+
+def _scalar_array(ctx, p, dtype: np.dtype):
+    """A traced Python scalar (``x.item()``), which holds no provider, as a 0-d array of the
+    namespace's provider in ``dtype``: that provider's zero plus the scalar."""
+    if ctx.xp is np:
+        return ops.astype(p, dtype=dtype.name)
+    return ops.add(ctx.xp.zeros((), dtype=_provider_dtype(ctx, dtype)), p)
+
+
+def _coerced_dtype(ctx, obj) -> np.dtype:
+    """The dtype the provider's array coercion gives ``obj`` (a scalar, an array or a nested
+    list of them, tracers among them), asked of the provider with data-free stand-ins: a traced
+    Python scalar (``x.item()``) stands for a Python scalar of its kind, so ``[v, 2.0]`` is
+    float32 where PyTorch's default is."""
+    def stand_in(p):
+        if isinstance(p, list | tuple):
+            return [stand_in(e) for e in p]
+        if not isinstance(p, Tracer):
+            return p
+        aval = aval_of(p)
+        if aval.weak:
+            return _EXAMPLES[aval.dtype.kind]
+        return ctx.xp.zeros(aval.shape, dtype=_provider_dtype(ctx, aval.dtype))
+    return numpy_dtype(ctx.xp.asarray(stand_in(obj)).dtype)
+
+
+_EXAMPLES = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}  # a Python scalar of each kind
 
 
 @translates("asarray")
@@ -105,8 +138,7 @@ def _asarray(ctx, obj, /, *, dtype=None, device=None, copy=None):
     check_device(out, device, "asarray")
     if isinstance(out, Tracer) and aval_of(out).weak:  # a traced Python scalar (x.item()):
         # the array the provider makes of that Python scalar, which promotes as an array
-        example = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[aval_of(out).dtype.kind]
-        out = ops.astype(out, dtype=numpy_dtype(ctx.xp.asarray(example).dtype).name)
+        out = _scalar_array(ctx, out, _coerced_dtype(ctx, out))
     if dtype is not None:
         out = cast(out, numpy_dtype(dtype))
     return owned_copy(out) if copy and out is obj else out
