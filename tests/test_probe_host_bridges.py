@@ -293,6 +293,28 @@ def test_torch_functions_of_tracers_raise_advect_s_error():
                                torch.zeros(3, dtype=torch.float64))
 
 
+def test_writing_a_tracer_into_a_plain_tensor_says_how_to_build_the_buffer():
+    x = torch.linspace(-1, 1, 3, dtype=torch.float64)
+
+    def plain_buffer(a):
+        xp = a.__array_namespace__()
+        buf = xp.zeros(3, dtype=xp.float64)
+        buf[0] = a[0]  # was torch's "multiple dispatch failed" TypeError
+        return xp.sum(buf * a)
+
+    with pytest.raises(ad.TracingError, match=r"buf = xp.zeros_like\(x\), then buf\[i\] = v"):
+        ad.grad(plain_buffer)(x)
+
+    def traced_buffer(a):
+        xp = a.__array_namespace__()
+        buf = xp.zeros_like(a)
+        buf[0] = a[0]
+        return xp.sum(buf * a)
+
+    torch.testing.assert_close(ad.grad(traced_buffer)(x),
+                               torch.tensor([-2.0, 0.0, 0.0], dtype=torch.float64))
+
+
 def test_torch_autograd_through_advect_grad_of_a_tensor_requiring_grad():
     x = torch.linspace(-1, 1, 4, dtype=torch.float64)
     xr = x.clone().requires_grad_()

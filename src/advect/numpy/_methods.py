@@ -201,6 +201,12 @@ class ArrayTracer(NdarrayMethods, Tracer):
         """A ``torch`` function of a traced value: refused with an explanation (an operator of
         a tensor and a tracer defers to the tracer's, as NumPy's do)."""
         name = getattr(func, "__name__", str(func))
+        if name == "__setitem__":  # plain[i] = traced
+            raise TracingError(
+                "writing a traced value into a plain tensor (buf[i] = v) would detach it from "
+                "differentiation; create the buffer from a traced value instead "
+                "(buf = xp.zeros_like(x), then buf[i] = v), or build the result with xp.stack, "
+                "xp.concat or xp.where")
         if name.startswith("__"):
             return NotImplemented
         raise TracingError(
