@@ -132,3 +132,20 @@ def test_distributed_sweep_and_errors(client):
     assert all(g == pytest.approx(2 * i * np.sum(x ** 2)) for i, (_, g) in enumerate(results))
     with pytest.raises(ValueError, match="shape"):
         map_program(ad.stage(lambda x: x * 2, np.ones(2)), [np.ones(2), np.ones(5)])
+
+
+def test_scalar_parameters_get_the_gradient_types_advect_grad_gives():
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((40, 3)), rng.standard_normal(40)
+
+    def loss(p, x, y):
+        return np.mean((x @ p["w"] + p["b"] + p["c"] + p["n"] - y) ** 2)
+
+    params = {"w": np.ones(3), "b": 0.5, "c": np.float32(1.0), "n": 2}
+    _, g = blockwise_value_and_grad(loss, params, da.from_array(x, chunks=(15, 3)),
+                                    da.from_array(y, chunks=15), reduce="mean")
+    _, expected = ad.value_and_grad(loss)(params, x, y)
+    for k in params:
+        assert type(g[k]) is type(expected[k]), k
+        # float32 blocks sum in another order than the whole array
+        np.testing.assert_allclose(g[k], expected[k], rtol=1e-5 if k == "c" else 1e-12)

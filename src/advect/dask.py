@@ -44,8 +44,9 @@ def blockwise_value_and_grad(loss: Callable, params: Any, *data: Any,
     and the per-block values and gradients are summed in a tree. With ``reduce="sum"`` the
     result is the sum over blocks; with ``"mean"`` the average weighted by block size (so a
     loss that is a mean over its block's rows gives the mean over all rows). Blocks without
-    rows are skipped. Returns the value as a Python float and the gradient as (writable) NumPy
-    arrays in the structure of ``params``.
+    rows are skipped. Returns the value as a Python float and the gradient in the structure of
+    ``params``: (writable) NumPy arrays, and for Python and NumPy scalar leaves the type
+    ``advect.grad`` gives them (a Python float, a NumPy scalar).
 
     Raises:
         ValueError: ``reduce`` is unknown, no data is given, the arrays' row chunks differ or
@@ -114,8 +115,18 @@ def blockwise_value_and_grad(loss: Callable, params: Any, *data: Any,
     # non-array leaves of params (held fixed while staging) get None, as in advect.grad
     full = [None] * len(leaves)
     for i, g in zip(dynamic, gradient):
-        full[i] = np.array(g)
+        full[i] = _like_param(np.array(g), leaves[i])
     return float(value), tree_unflatten(treedef, full)
+
+
+def _like_param(g: np.ndarray, leaf):
+    """A parameter's gradient in the type ``advect.grad`` gives it: a Python float for a Python
+    number, a NumPy scalar for a NumPy scalar, else an array."""
+    if type(leaf) in (int, float):
+        return float(g)
+    if isinstance(leaf, np.generic):
+        return g[()]
+    return g
 
 
 def _is_param_array(leaf) -> bool:
