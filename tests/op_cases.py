@@ -292,6 +292,8 @@ CASES = [
     C(ops.reduce_sum, (floats(2, 3),), {"axes": (1,), "keepdims": False}),
     C(ops.reduce_sum, (floats(2, 3, 2),), {"axes": (0, 2), "keepdims": True},
       name="reduce_sum_keepdims"),
+    C(ops.reduce_sum_where, (floats(2, 3), const(np.array([True, False, True]))),
+      {"axes": (1,), "keepdims": False}),
     C(ops.reduce_prod, (floats(2, 3),), {"axes": (1,), "keepdims": False}),
     C(ops.reduce_max, (distinct(3, 4),), {"axes": (1,), "keepdims": False}),
     C(ops.reduce_max, (distinct(3, 4, 2),), {"axes": (0, 2), "keepdims": True},

@@ -14,7 +14,7 @@ from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import bounded
 from ..ops._rules import normalize_axes, one_axis, reduce_axes, scalar_axis
-from ..providers import numpy_dtype
+from ..providers import numpy_dtype, on_provider_of
 from ._functions import (
     _ravel,
     _shape,
@@ -67,16 +67,21 @@ def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
     identity = _FILL.get(op.name)
     if initial is not None and identity is None:  # max, min: the result has a's dtype
         initial = reduction_initial(initial, aval_of(a).dtype)
+    masked = None  # a mask for reduce_sum_where: NumPy's masked sum adds in its own order
     if where is not True:
         where = where_mask(where)
         fill = initial if identity is None else identity
         if fill is None:
             raise ValueError(f"{op.name} has no identity, so a where= mask needs initial=")
-        a = ops.where(where, a, fill)
+        if op is ops.reduce_sum and hasattr(where, "shape"):
+            masked = on_provider_of(a, where)
+        else:
+            a = ops.where(where, a, fill)
     axes = reduce_axes(axis, len(_shape(a)))
     if initial is not None and identity is None:  # a sum over nothing is 0, plus initial
         a = stand_in_for_empty(a, axes, initial)
-    out = op(a, axes=axes, keepdims=keepdims)
+    out = op(a, axes=axes, keepdims=keepdims) if masked is None else \
+        ops.reduce_sum_where(a, masked, axes=axes, keepdims=keepdims)
     if initial is not None:
         combine = {ops.reduce_sum: ops.add, ops.reduce_prod: ops.multiply,
                    ops.reduce_max: ops.maximum, ops.reduce_min: ops.minimum}[op]
@@ -147,11 +152,15 @@ def count_where(a, axes, keepdims, where=True, dtype="int64"):
 
 
 @implements(np.mean)
-def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, counted=None):
+    """np.mean; ``counted`` (internal, for the nan-functions) masks the entries counted where
+    they differ from those summed (NumPy sums a NaN-zeroed array with the caller's where=)."""
     if dtype is None and aval_of(a).dtype == np.float16:  # NumPy sums float16 in float32
-        return astype(_mean(a, axis, np.float32, None, keepdims, where=where), np.float16)
+        return astype(_mean(a, axis, np.float32, None, keepdims, where=where, counted=counted),
+                      np.float16)
     if (axis is None and dtype is None and out is None and where is True and keepdims is False
-            and isinstance(a, Tracer) and aval_of(a).dtype.kind in "fc"):  # np.mean(x)
+            and counted is None and isinstance(a, Tracer)
+            and aval_of(a).dtype.kind in "fc"):  # np.mean(x)
         shape = a.shape
         total = ops.reduce_sum(a, axes=_ALL_AXES[len(shape)], keepdims=False)
         return ops.divide(total, math.prod(shape))
@@ -159,7 +168,8 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         dtype = np.float64
     axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
     total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
-    out = ops.divide(total, count_where(a, axes, keepdims, where, _real_of(total)))
+    out = ops.divide(total, count_where(a, axes, keepdims, where if counted is None else counted,
+                                        _real_of(total)))
     return _cast_back(out, dtype)
 
 
@@ -170,7 +180,9 @@ def _cast_back(out, dtype):
 
 @implements(np.var)
 def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
-         correction=None):
+         correction=None, counted=None):
+    """np.var; ``counted`` (internal, for the nan-functions) as for :func:`_mean`: the other
+    entries' deviations are zeroed, as NumPy's nanvar does."""
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -180,15 +192,19 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tr
     axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
     # NumPy's var takes a float16 mean in float16, where np.mean rounds a float32 mean
     mean_dtype = np.float16 if dtype is None and aval_of(a).dtype == np.float16 else dtype
-    mu = _mean(a, axes, mean_dtype, keepdims=True, where=where) if mean is None else mean
+    mu = _mean(a, axes, mean_dtype, keepdims=True, where=where,
+               counted=counted) if mean is None else mean
     dev = ops.subtract(a, mu)  # as NumPy: the input promoted with the mean, not cast to dtype
+    if counted is not None:
+        dev = ops.where(counted, dev, 0)
     # NumPy squares real inputs' deviations (complex ones for a complex dtype=) and takes
     # |dev|**2 of complex inputs
     complex_input = aval_of(a).dtype.kind == "c" or (aval_of(a).dtype.kind == "b"
                                                      and aval_of(dev).dtype.kind == "c")
     sq = ops.real(ops.multiply(dev, ops.conj(dev))) if complex_input else ops.square(dev)
     total = reduction(ops.reduce_sum, sq, axes, keepdims, dtype, where)
-    count = count_where(a, axes, keepdims, where, _real_of(total))
+    count = count_where(a, axes, keepdims, where if counted is None else counted,
+                        _real_of(total))
     if isinstance(count, int):  # Python arithmetic keeps the divisor weak
         out = ops.divide(total, max(count - ddof, 0))
     else:

@@ -486,7 +486,7 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         valid = ops.logical_and(valid, where)
     if dtype is None and aval_of(a).dtype == np.float16:  # NumPy sums in float16 here
         dtype = np.float16
-    return _mean(_nan_filled(a, 0), axis, dtype, keepdims=keepdims, where=valid)
+    return _mean(_nan_filled(a, 0), axis, dtype, keepdims=keepdims, where=where, counted=valid)
 
 
 @implements(np.nanvar)
@@ -500,8 +500,8 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
     valid = ops.logical_not(ops.isnan(a))
     if where is not True:
         valid = ops.logical_and(valid, where)
-    return _var(_nan_filled(a, 0), axis, dtype, None, ddof, keepdims, where=valid, mean=mean,
-                correction=correction)
+    return _var(_nan_filled(a, 0), axis, dtype, None, ddof, keepdims, where=where, mean=mean,
+                correction=correction, counted=valid)
 
 
 @implements(np.nanstd)

@@ -189,7 +189,10 @@ def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""
         return _fold(ufunc, found, a, axes, keepdims, initial, what, mask)
     if ufunc is np.logaddexp or ufunc is np.logaddexp2:  # int8 folds in float16, as NumPy's loop
         a = _start(a, _fold_dtype(ufunc, a, what))
-    if mask is not None:  # an identity drops out; without one the op is idempotent (max, min)
+    if mask is not None and ufunc is np.add:  # NumPy's masked loop adds in its own order
+        def fast(a, axes, keepdims):
+            return ops.reduce_sum_where(a, mask, axes=axes, keepdims=keepdims)
+    elif mask is not None:  # an identity drops out; without one the op is idempotent (max, min)
         a = ops.where(mask, a, initial if ufunc.identity is None else ufunc.identity)
     shape = aval_of(a).shape
     if initial is not _NoValue and initial is not None and not isinstance(initial, Tracer) \

@@ -9,7 +9,7 @@ from .._compat import provider_function
 from ..core import Op, Tracer, apply_linear
 from ..dtypes import Aval, aval_of
 from . import _portable
-from ._rules import fit, reduced_shape
+from ._rules import broadcast_shapes, fit, reduced_shape
 
 
 def _reduce_abstract(x, *, axes, keepdims):
@@ -53,6 +53,44 @@ def _reduce_sum_jvp(primals, tangents, out, *, axes, keepdims):
 reduce_sum = Op(
     "reduce_sum", attrs=("axes", "keepdims"), abstract=_sum_abstract, impl=_reduce_sum_impl,
     jvp=_reduce_sum_jvp, linear=True, transpose=_reduce_sum_transpose,
+)
+
+
+def _sum_where_abstract(x, where, *, axes, keepdims):
+    if where.dtype != np.bool_:
+        raise TypeError(f"reduce_sum_where: the mask must be bool, got {where.dtype}")
+    if broadcast_shapes(where.shape, x.shape) != tuple(x.shape):
+        raise ValueError(f"reduce_sum_where: a mask of shape {where.shape} does not broadcast "
+                         f"to the summed shape {x.shape}")
+    return _sum_abstract(x, axes=axes, keepdims=keepdims)
+
+
+def _sum_where_impl(xp, x, where, *, axes, keepdims):
+    if xp is np:  # NumPy's masked loop: np.sum(x, where=m) adds in another order than a sum
+        return np.add.reduce(x, axis=axes, keepdims=keepdims, where=where)  # of where(m, x, 0)
+    x = _portable.numeric(xp, x)
+    return xp.sum(_portable.where(xp, where, x, xp.zeros((), dtype=x.dtype, device=x.device)),
+                  axis=axes, keepdims=keepdims)
+
+
+def _sum_where_jvp(primals, tangents, out, *, axes, keepdims):
+    x, where = primals
+    if tangents[0] is None or aval_of(x).size == 0:
+        return None
+    return apply_linear(reduce_sum_where, (tangents[0], where), primals, out,
+                        {"axes": axes, "keepdims": keepdims})
+
+
+def _sum_where_transpose(ct, x, where, *, axes, keepdims):
+    if not keepdims and axes != tuple(range(len(axes))):
+        ct = ops.expand_dims(ct, axes=axes)
+    return (ops.where(where, ops.broadcast_to(ct, shape=tuple(x.shape)), 0.0), None)
+
+
+# the sum of the entries a boolean mask selects (NumPy's ``where=``), linear in x
+reduce_sum_where = Op(
+    "reduce_sum_where", attrs=("axes", "keepdims"), abstract=_sum_where_abstract,
+    impl=_sum_where_impl, jvp=_sum_where_jvp, transpose=_sum_where_transpose,
 )
 
 

@@ -235,7 +235,8 @@ def _pairs(v, avals, attrs):  # dot_general's (lhs axes, rhs axes)
 _BOOL = _boolean
 _TABLE: dict[str, dict] = {
     **{name: {"axes": _axes, "keepdims": _BOOL}
-       for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")},
+       for name in ("reduce_sum", "reduce_sum_where", "reduce_max", "reduce_min",
+                    "reduce_prod")},
     **{name: {"axis": _axis_or_none, "keepdims": _BOOL}
        for name in ("argmax", "argmin", "nanargmax", "nanargmin")},
     **{name: {"axis": _axis} for name in ("cumulative_sum", "cumulative_prod", "cumulative_max",

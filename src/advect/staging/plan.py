@@ -60,8 +60,8 @@ _ALLOCATING = frozenset((
     "argmax", "argmin", "argpartition", "argsort", "cholesky", "concat", "cumulative_max",
     "cumulative_min", "cumulative_prod", "cumulative_sum", "det", "dot_general", "eig", "eigh",
     "eigvalsh", "expm", "fft", "irfft", "rfft", "inv", "lu_factor", "matmul", "nanargmax",
-    "nanargmin", "pinv", "qr",
-    "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "roll", "scatter", "scatter_add",
+    "nanargmin", "pinv", "qr", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum",
+    "reduce_sum_where", "roll", "scatter", "scatter_add",
     "searchsorted", "slogdet", "solve", "svd", "svdvals", "triangular_solve"))
 # elementwise ops that may hand back their operand or a view of it
 _MAY_ALIAS = frozenset(("astype", "real", "imag", "conj", "positive"))
