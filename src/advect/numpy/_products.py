@@ -53,8 +53,10 @@ def _tensordot(a, b, axes=2):
 @implements(np.vdot)
 def _vdot(a, b):
     a, b = _array(a), _array(b)
-    return dot_sum(ops.multiply(ops.conj(_ravel(a)) if aval_of(a).dtype.kind == "c"
-                                else _ravel(a), _ravel(b)), (0,))
+    left = ops.conj(_ravel(a)) if aval_of(a).dtype.kind == "c" else _ravel(a)
+    if aval_of(a).dtype.kind in "fc" and aval_of(b).dtype.kind in "fc":
+        return ops.matmul(left, _ravel(b))  # NumPy's BLAS dot, so the same rounding
+    return dot_sum(ops.multiply(left, _ravel(b)), (0,))
 
 
 @implements(np.inner)
