@@ -359,3 +359,17 @@ def test_vdot_is_numpy_s_blas_dot_bit_for_bit(dtype):
     for got in (_dynamic(f, x), _staged(f, x)):
         assert type(got) is type(expected)
         assert got == expected
+
+
+@pytest.mark.parametrize("kw", [{}, {"dtype": np.float32}, {"aweights": np.arange(1, 10.0)},
+                                {"fweights": np.arange(1, 10), "ddof": 2}, {"bias": True}],
+                         ids=["plain", "float32", "aweights", "fweights", "bias"])
+def test_cov_and_corrcoef_equal_numpy_bit_for_bit(kw):
+    """NumPy computes X @ (X * w).T and multiplies by a float64 reciprocal of the divisor in
+    place; Advect follows (it divided, and multiplied the weighted factor first)."""
+    x = _BIG[:4, :9]
+    for f in (lambda x: np.cov(x, **kw), lambda x: np.corrcoef(x, dtype=kw.get("dtype"))):
+        expected = f(x)
+        for got in (_dynamic(f, x), _staged(f, x)):
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)

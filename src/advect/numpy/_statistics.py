@@ -378,8 +378,10 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
                 ops.reduce_sum, ops.multiply(w, operand(aweights)), None, False)), w_sum))
         xc = ops.subtract(x, avg)
         xw = ops.multiply(xc, w)
-    c = ops.matmul(xw, _transpose(ops.conj(xc) if _kind(xc) == "c" else xc))
-    c = ops.divide(c, fact)
+    c = ops.matmul(xc, _transpose(ops.conj(xw) if _kind(xw) == "c" else xw))  # NumPy's order
+    # NumPy's c *= np.true_divide(1, fact): a float64 reciprocal, multiplied in place
+    recip = np.float64(1 / fact) if isinstance(fact, int) else ops.divide(1, fact)
+    c = astype(ops.multiply(c, recip), aval_of(c).dtype)
     if 1 not in _shape(c):
         return c
     # NumPy squeezes a single variable's 1x1 matrix to a 0-d array, not a NumPy scalar
