@@ -352,13 +352,14 @@ def test_masked_sums_equal_numpy_bit_for_bit_in_both_lifetimes(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
-def test_vdot_is_numpy_s_blas_dot_bit_for_bit(dtype):
+def test_vdot_and_vecdot_are_numpy_s_blas_dot_bit_for_bit(dtype):
     x = (_BIG[:30] + (1j * _BIG[30:60] if dtype is np.complex128 else 0)).astype(dtype)
-    f = lambda x: np.vdot(x, x[::-1])  # noqa: E731
-    expected = f(x)
-    for got in (_dynamic(f, x), _staged(f, x)):
-        assert type(got) is type(expected)
-        assert got == expected
+    for f in (lambda x: np.vdot(x, x[::-1]), lambda x: np.vecdot(x, x[::-1]),
+              lambda x: np.linalg.vecdot(x[0], x[1:]), lambda x: np.vecdot(x, x, axis=0)):
+        expected = f(x)
+        for got in (_dynamic(f, x), _staged(f, x)):
+            assert type(got) is type(expected)
+            np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("kw", [{}, {"dtype": np.float32}, {"aweights": np.arange(1, 10.0)},
