@@ -322,6 +322,8 @@ CASES = [
     C(ops.matmul, (floats(3, 4), floats(4, 2, seed=1))),
     C(ops.matmul, (floats(4), floats(2, 4, 3, seed=1)), name="matmul_vector_batch"),
     C(ops.matmul, (floats(2, 3, 4), floats(4, seed=1)), name="matmul_batch_vector"),
+    C(ops.vecdot, (floats(2, 3, 4), floats(3, 4, seed=1))),
+    C(ops.vecdot, (complexes(4), complexes(2, 4, seed=1)), name="vecdot_complex"),
     C(ops.dot_general, (floats(2, 3, 4), floats(4, 2, 5, seed=1)),
       {"contract": ((2,), (0,)), "batch": ((0,), (1,))}),
     C(ops.dot_general, (floats(3, 4), floats(4, 5, seed=1)),

@@ -99,3 +99,17 @@ def test_asarray_of_traced_items_is_on_the_provider_in_its_coercion_dtype(dtype)
     assert traced == eager == [(torch.float32,) * 3]
     # f = x0 (x0 + 2 x1) + (x0 x0 + x1 + 2 x0 + x0 x1) + x0 (x0 + x1)
     assert g.dtype == dtype and g.tolist() == [14.0, 5.0]
+
+
+def test_vecdot_values_are_the_provider_s_own():
+    """vecdot is one op whose implementation is the provider's vecdot (PyTorch's product and
+    sum, NumPy's and array-api-strict's BLAS dot): values equal the eager call exactly."""
+    a = torch.asarray(np.random.default_rng(8).normal(size=(6, 37)).astype(np.float32))
+
+    def f(x):
+        xp = x.__array_namespace__()
+        return xp.vecdot(x, xp.flip(x, axis=0))
+
+    expected = txp.vecdot(a, txp.flip(a, axis=0))
+    assert bool((ad.vjp(f)(a)[0] == expected).all())
+    assert bool((ad.stage(f, a)(a) == expected).all())

@@ -86,6 +86,37 @@ matmul = Op("matmul", abstract=_matmul_abstract, impl=_matmul_impl,
             jvp=_matmul_jvp, transpose=_matmul_transpose)
 
 
+def _vecdot_abstract(x, y):
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError("vecdot: both operands need at least one dimension")
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"vecdot: core dimensions differ: shapes {x.shape} and {y.shape}")
+    batch = broadcast_shapes(x.shape[:-1], y.shape[:-1])
+    return Aval(batch, result_type(x, y), False, x.device or y.device)
+
+
+def _vecdot_jvp(primals, tangents, out):
+    # the tangent as a sum of products (the provider's vecdot computes only the value: its
+    # loop may round differently, which the primal must match and the tangent need not)
+    (x, y), (dx, dy) = primals, tangents
+    axis = (len(aval_of(out).shape),)  # the last axis of the broadcast product
+    t = add_tangents(
+        None if dx is None else ops.reduce_sum(ops.multiply(conj(dx), y), axes=axis,
+                                               keepdims=False),
+        None if dy is None else ops.reduce_sum(ops.multiply(conj(x), dy), axes=axis,
+                                               keepdims=False))
+    return fit(t, out)
+
+
+def _vecdot_impl(xp, x, y):
+    return xp.vecdot(x, y, axis=-1)
+
+
+# sum(conj(x) * y) over the last axes (broadcasting the others): the provider's own vecdot, so
+# values round as its eager vecdot does (NumPy's and array-api-strict's: BLAS dot)
+vecdot = Op("vecdot", abstract=_vecdot_abstract, impl=_vecdot_impl, jvp=_vecdot_jvp)
+
+
 def _free(ndim, *used):
     taken = {a for axes in used for a in axes}
     return tuple(a for a in range(ndim) if a not in taken)

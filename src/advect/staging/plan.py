@@ -62,7 +62,7 @@ _ALLOCATING = frozenset((
     "eigvalsh", "expm", "fft", "irfft", "rfft", "inv", "lu_factor", "matmul", "nanargmax",
     "nanargmin", "pinv", "qr", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum",
     "reduce_sum_where", "roll", "scatter", "scatter_add",
-    "searchsorted", "slogdet", "solve", "svd", "svdvals", "triangular_solve"))
+    "searchsorted", "slogdet", "solve", "svd", "svdvals", "triangular_solve", "vecdot"))
 # elementwise ops that may hand back their operand or a view of it
 _MAY_ALIAS = frozenset(("astype", "real", "imag", "conj", "positive"))
 
