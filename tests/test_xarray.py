@@ -141,3 +141,15 @@ def test_grad_of_a_zero_d_dataarray_output_says_to_return_its_data():
         ad.grad(lambda t: t.sum())(t)
     g = ad.grad(lambda t: t.sum().data)(t)
     assert g.dims == t.dims and np.all(g.values == 1.0)
+
+
+@pytest.mark.parametrize("call,method", [
+    (lambda d: d.dropna("x").sum().data, "DataArray.dropna"),
+    (lambda d: d.interp(x=[0.5, 1.5]).sum().data, "DataArray.interp"),
+], ids=["dropna", "interp"])
+def test_xarray_methods_that_read_values_are_named_when_they_refuse(call, method):
+    pytest.importorskip("scipy")  # interp's
+    d = xr.DataArray(np.linspace(0, 1, 5), dims="x", coords={"x": np.arange(5.0)})
+    with pytest.raises(ad.TracingError, match=f"xarray's {method} converts its data to a plain "
+                       "NumPy array"):
+        ad.grad(call)(d)

@@ -156,6 +156,20 @@ def python_scalar(x):
     return ops.python_scalar(x, dtype=kind)
 
 
+def xarray_caller() -> str | None:
+    """The qualified name of the xarray method whose code is converting a tracer (the outermost
+    xarray frame of the library frames on top of the stack: ``DataArray.dropna``), or None."""
+    frame, outer = sys._getframe(2), None
+    while frame is not None:
+        top = frame.f_globals.get("__name__", "").partition(".")[0]
+        if top == "xarray":
+            outer = frame
+        elif top not in ("numpy", "scipy", "pandas"):  # user code (or Advect), which called it
+            break
+        frame = frame.f_back
+    return None if outer is None else outer.f_code.co_qualname
+
+
 def scipy_caller() -> str | None:
     """The public name of the SciPy function whose code is converting a tracer (the outermost
     SciPy frame on the stack: the call user code made), or None outside SciPy."""

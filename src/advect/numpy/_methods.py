@@ -25,6 +25,7 @@ from ._conversions import (
     stays_traced,
     traced_item,
     traced_tolist,
+    xarray_caller,
 )
 from ._indexing import getitem
 from ._mutation import (
@@ -225,6 +226,14 @@ class ArrayTracer(NdarrayMethods, Tracer):
                 "differentiable SciPy functions of advect.scipy (special, ndimage, linalg, "
                 "integrate, signal, ...) "
                 "or advect.stop_gradient(x) if you really want a constant")
+        method = xarray_caller()
+        if method is not None:
+            raise TracingError(
+                f"xarray's {method} converts its data to a plain NumPy array (it reads the "
+                "values, to choose a result's shape or to call compiled code), which would "
+                "detach a traced value; select with indices or masks computed outside the "
+                "transform, use operations that keep data traced (where, isel, arithmetic, "
+                "reductions), or advect.stop_gradient(x) if you really want a constant")
         hint = f" ({TRACED_TABLE})" if self.dtype.kind in "iub" else ""
         raise TracingError(
             "a traced value was converted to a plain NumPy array (np.asarray, np.array, or "
