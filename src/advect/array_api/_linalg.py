@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import aval_of, real_dtype, result_type
-from ..ops._rules import each_axis, normalize_axes
+from ..ops._rules import axis_last, each_axis, normalize_axes
 from ..providers import numpy_dtype
 from ._functions import axis_of, cast, shape_of
 from ._probes import cholesky_reads_upper
@@ -75,20 +75,8 @@ def _vecdot(ctx, x1, x2, /, *, axis=-1):
     x1, x2 = cast(x1, dtype), cast(x2, dtype)
     ndim = max(len(shape_of(x1)), len(shape_of(x2)))
     axis = _vector_axis(ctx, "vecdot", axis, ndim) - ndim  # counted from the end
-    if dtype.kind in "fc" and len(shape_of(x1)) and len(shape_of(x2)):
-        # the provider's own vecdot of the vectors moved last, so values round as its eager
-        # vecdot does (array-api-strict's is NumPy's BLAS dot, PyTorch's a product and sum)
-        return ops.vecdot(*(_last(x, axis) for x in (x1, x2)))
-    product = ops.multiply(_conj(x1), x2)
-    total = ops.reduce_sum(product, axes=(axis % len(shape_of(product)),), keepdims=False)
-    return cast(total, aval_of(product).dtype)  # the sum of small integers stays small
-
-
-def _last(x, axis: int):
-    """``x`` with its axis ``axis`` (negative) moved last."""
-    n = len(shape_of(x))
-    a = axis % n
-    return x if a == n - 1 else ops.permute_dims(x, axes=(*(k for k in range(n) if k != a), a))
+    # the provider's own vecdot, so values round as its eager vecdot does
+    return ops.vecdot(axis_last(x1, axis), axis_last(x2, axis))
 
 
 @translates("linalg.outer")

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import aval_of
-from ..ops._rules import dot_sum, each_axis, index_tuple
+from ..ops._rules import each_axis, index_tuple
 from ._functions import _ravel, _shape, implements, operand, pair
 
 
@@ -53,10 +53,7 @@ def _tensordot(a, b, axes=2):
 @implements(np.vdot)
 def _vdot(a, b):
     a, b = _array(a), _array(b)
-    left = ops.conj(_ravel(a)) if aval_of(a).dtype.kind == "c" else _ravel(a)
-    if aval_of(a).dtype.kind in "fc" and aval_of(b).dtype.kind in "fc":
-        return ops.matmul(left, _ravel(b))  # NumPy's BLAS dot, so the same rounding
-    return dot_sum(ops.multiply(left, _ravel(b)), (0,))
+    return ops.vecdot(_ravel(a), _ravel(b))  # NumPy's vdot is its vecdot of the flat vectors
 
 
 @implements(np.inner)

@@ -18,7 +18,7 @@ from .._compat import present
 from ..core import Tracer
 from ..dtypes import aval_of
 from ..errors import TracingError
-from ..ops._rules import conj, dot_sum, one_axis
+from ..ops._rules import axis_last, conj, one_axis
 from ._functions import numpy_scalar
 from ._methods import _operand
 
@@ -55,16 +55,7 @@ def _vecdot(x1, x2, axis=-1):
     # before the loop dimensions broadcast: (4,) . (4, 3) over axis 0 is (3,)
     a1, a2 = one_axis(axis, n1), one_axis(axis, n2)
     _check_core("vecdot", x1, x2, a1, a2)
-    x1, x2 = _core_last(x1, a1, n1), _core_last(x2, a2, n2)
-    if aval_of(x1).dtype.kind in "fc" and aval_of(x2).dtype.kind in "fc":
-        return ops.vecdot(x1, x2)  # the provider's vecdot: NumPy's rounding (BLAS dot)
-    return dot_sum(ops.multiply(conj(x1), x2), (max(n1, n2) - 1,))
-
-
-def _core_last(x, axis, ndim):
-    if axis == ndim - 1:
-        return x
-    return ops.permute_dims(x, axes=(*(k for k in range(ndim) if k != axis), axis))
+    return ops.vecdot(axis_last(x1, a1), axis_last(x2, a2))
 
 
 def _matvec(x1, x2):

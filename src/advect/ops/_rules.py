@@ -19,7 +19,7 @@ __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcas
            "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
            "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "one_axis", "each_axis",
            "reduce_axes", "scalar_axis", "reduced_shape", "real_unary", "add_tangents", "scale",
-           "unary_partial", "ufunc_abstract", "dot_sum", "index_tuple"]
+           "unary_partial", "ufunc_abstract", "axis_last", "index_tuple"]
 
 
 def is_linear(x) -> bool:
@@ -187,12 +187,11 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-def dot_sum(product, axes: tuple[int, ...]):
-    """Sum ``product`` over ``axes`` in its own dtype, as NumPy's dot products do: an int8
-    vecdot stays int8 (the wider sum wraps to the same bits), a bool one is a logical or."""
-    total = ops.reduce_sum(product, axes=axes, keepdims=False)
-    dtype = aval_of(product).dtype
-    return total if aval_of(total).dtype == dtype else ops.astype(total, dtype=dtype.name)
+def axis_last(x, axis: int):
+    """``x`` with its axis ``axis`` (any sign) moved last (a view; ``x`` itself if it is)."""
+    n = aval_of(x).ndim
+    a = axis % n if n else 0
+    return x if a >= n - 1 else ops.permute_dims(x, axes=(*(k for k in range(n) if k != a), a))
 
 
 # --- JVP and transpose helpers ---------------------------------------------------------------

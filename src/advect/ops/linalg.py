@@ -109,11 +109,15 @@ def _vecdot_jvp(primals, tangents, out):
 
 
 def _vecdot_impl(xp, x, y):
+    if xp is not np and x.dtype != y.dtype:  # the standard's vecdot may refuse mixed dtypes
+        dtype = xp.result_type(x, y)
+        x, y = xp.astype(x, dtype), xp.astype(y, dtype)
     return xp.vecdot(x, y, axis=-1)
 
 
 # sum(conj(x) * y) over the last axes (broadcasting the others): the provider's own vecdot, so
-# values round as its eager vecdot does (NumPy's and array-api-strict's: BLAS dot)
+# values round as its eager vecdot does (NumPy's and array-api-strict's: BLAS dot; an int8 one
+# stays int8, NumPy's bool one is a logical or)
 vecdot = Op("vecdot", abstract=_vecdot_abstract, impl=_vecdot_impl, jvp=_vecdot_jvp)
 
 
