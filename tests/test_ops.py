@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
+from advect.core import REGISTRY
 from advect.dtypes import aval_of
+from advect.staging.attrs import KINDS, OTHER_KINDS
 from advect.testing import check_grads
 from op_cases import CASES
 
@@ -44,3 +46,29 @@ def test_abstract_matches_impl(case):
     for o, a in zip(outs, avals):
         assert tuple(np.shape(o)) == a.shape
         assert np.asarray(o).dtype == a.dtype
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.op.allocates], ids=lambda c: c.name)
+def test_allocating_ops_return_new_memory(case):
+    # a staged plan writes into what an allocating op returns: it must be no operand's memory
+    values = case.build()
+    out = case.op(*values, **case.attrs)
+    for o in out if case.op.multiple_results else (out,):
+        for v in values:
+            assert not (isinstance(o, np.ndarray) and isinstance(v, np.ndarray)
+                        and np.shares_memory(o, v))
+
+
+def test_every_attr_names_a_known_kind():
+    for name, op in REGISTRY.items():
+        for attr, kind in op.attrs.items():
+            assert kind.rstrip("?") in KINDS or kind in OTHER_KINDS, (name, attr, kind)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.attrs], ids=lambda c: c.name)
+def test_case_attrs_pass_their_kinds(case):
+    # what the frontends pass is what a loaded program may hold: the record's kinds accept it
+    avals = [aval_of(v) for v in case.build()]
+    for attr, value in case.attrs.items():
+        kind = case.op.attrs[attr].rstrip("?")
+        assert KINDS[kind](value, avals, case.attrs) is None, (attr, value)

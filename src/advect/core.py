@@ -49,25 +49,34 @@ class Op:
     given, returns a callable of the operands alone that computes what ``impl`` with those attrs
     does, or None: a staged plan, whose attrs are fixed, asks once per node, so work that
     depends on the attrs only (an index tuple) is done once instead of on every call.
+
+    ``attrs`` maps each attr the op takes to its kind, the check a loaded program's value must
+    pass (``"axes"``, ``"bool"``, ``"shape_or_none"``: the kinds of ``staging/attrs.py``; a
+    trailing ``?`` marks an attr a node may leave out; ``"process"``, a Python object of the
+    running process, makes the op unsaveable). ``allocates`` says that ``impl`` always returns
+    a new array, never an operand nor a view of one (a staged plan may then write into it);
+    by default elementwise ops do and others may not.
     """
 
     __slots__ = ("name", "abstract", "impl", "jvp", "transpose", "attrs", "linear", "nondiff",
                  "multiple_results", "elementwise", "strong", "signed_transpose", "kernel",
-                 "__weakref__")
+                 "allocates", "__weakref__")
 
     def __init__(self, name: str, *, abstract: Callable, impl: Callable,
                  jvp: Callable | None = None, transpose: Callable | None = None,
-                 attrs: tuple[str, ...] = (), linear: bool = False, nondiff: bool = False,
-                 multiple_results: bool = False, elementwise: bool = False,
-                 strong: bool = False, signed_transpose: tuple | None = None,
-                 kernel: Callable | None = None):
+                 attrs: dict[str, str] | None = None, linear: bool = False,
+                 nondiff: bool = False, multiple_results: bool = False,
+                 elementwise: bool = False, strong: bool = False,
+                 signed_transpose: tuple | None = None, kernel: Callable | None = None,
+                 allocates: bool | None = None):
         if name in REGISTRY:
             raise ValueError(f"an op named {name!r} is already registered")
         self.name = name
         self.abstract = abstract
         self.impl = impl
         self.transpose = transpose
-        self.attrs = attrs
+        self.attrs = dict(attrs or {})
+        self.allocates = elementwise if allocates is None else allocates
         self.linear = linear
         self.nondiff = nondiff
         self.multiple_results = multiple_results

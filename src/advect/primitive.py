@@ -185,11 +185,13 @@ class Primitive:
         release_name(name, function)
         self.op = _PrimitiveOp(self, name, abstract=self._abstract_rule, impl=self._impl,
                                jvp=self._jvp_rule, transpose=self._transpose_rule,
-                               attrs=("operands", "static"), multiple_results=True)
+                               attrs={"operands": "primitive", "static": "primitive"},
+                               multiple_results=True)
         self.linear_map = _PrimitiveOp(
             self, name + LINEAR_MAP_SUFFIX, abstract=self._linear_abstract,
             impl=self._linear_impl, jvp=self._linear_jvp, transpose=self._linear_transpose,
-            attrs=("operands", "static", "tangents"), multiple_results=True)
+            attrs={"operands": "primitive", "static": "primitive",
+                   "tangents": "primitive"}, multiple_results=True)
         functools.update_wrapper(self, function, updated=())
 
     def __repr__(self) -> str:

@@ -208,7 +208,7 @@ def _checkpoint_jvp_transpose(ct, *args, block):
 
 
 checkpoint_jvp = Op(
-    "checkpoint_jvp", attrs=("block",), abstract=_checkpoint_jvp_abstract,
+    "checkpoint_jvp", attrs={"block": "process"}, abstract=_checkpoint_jvp_abstract,
     impl=_checkpoint_jvp_impl, jvp=_checkpoint_jvp_jvp, transpose=_checkpoint_jvp_transpose,
     multiple_results=True)
 

@@ -244,9 +244,9 @@ def _implicit_solve_transpose(ct, *args, problem, transposed):
 
 
 implicit_solve = Op(
-    "implicit_solve", attrs=("problem", "transposed"), abstract=_implicit_solve_abstract,
-    impl=_implicit_solve_impl, jvp=_implicit_solve_jvp, transpose=_implicit_solve_transpose,
-    multiple_results=True)
+    "implicit_solve", attrs={"problem": "process", "transposed": "process"},
+    abstract=_implicit_solve_abstract, impl=_implicit_solve_impl, jvp=_implicit_solve_jvp,
+    transpose=_implicit_solve_transpose, multiple_results=True)
 
 
 # --- the transform ------------------------------------------------------------------------------

@@ -37,8 +37,9 @@ def _astype_impl(xp, x, *, dtype):
     return provider_function(xp, "astype")(x, _provider_dtype(xp, dtype))
 
 
-astype = Op("astype", attrs=("dtype",), abstract=_astype_abstract, impl=_astype_impl,
-            jvp=_astype_jvp, transpose=_astype_transpose, elementwise=True, strong=True)
+astype = Op("astype", allocates=False, attrs={"dtype": "dtype"}, abstract=_astype_abstract,
+            impl=_astype_impl, jvp=_astype_jvp, transpose=_astype_transpose, elementwise=True,
+            strong=True)
 
 
 # ``python_scalar``: a 0-d value as the Python scalar ``x.item()`` gives, weak, so it promotes
@@ -59,7 +60,8 @@ def _python_scalar_transpose(ct, x, *, dtype):
     return (astype(ct, dtype=aval_of(x).dtype.name),)
 
 
-python_scalar = Op("python_scalar", attrs=("dtype",), abstract=_python_scalar_abstract,
+python_scalar = Op("python_scalar", attrs={"dtype": "python_dtype"},
+                   abstract=_python_scalar_abstract,
                    impl=lambda xp, x, *, dtype: _PYTHON_TYPES[dtype](x), linear=True,
                    transpose=_python_scalar_transpose, elementwise=True)
 

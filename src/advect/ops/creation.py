@@ -27,8 +27,9 @@ def _full_like_impl(xp, x, *, fill_value, shape=None, dtype=None):
     return xp.full(shape, fill_value, dtype=_dtype(xp, x, dtype), device=x.device)
 
 
-full_like = Op("full_like", attrs=("fill_value", "shape", "dtype"), abstract=_like_abstract,
-               impl=_full_like_impl, nondiff=True)
+full_like = Op("full_like",
+               attrs={"fill_value": "scalar", "shape": "shape_or_none?", "dtype": "dtype_or_none?"},
+               abstract=_like_abstract, impl=_full_like_impl, nondiff=True)
 
 
 def zeros_like(x, shape=None, dtype=None):
@@ -49,7 +50,7 @@ def _iota_like_impl(xp, x, *, shape, axis):
     return xp.broadcast_to(xp.reshape(xp.arange(n, device=x.device), tuple(view)), shape)
 
 
-iota_like = Op("iota_like", attrs=("shape", "axis"), abstract=_iota_like_abstract,
+iota_like = Op("iota_like", attrs={"shape": "shape", "axis": "int64"}, abstract=_iota_like_abstract,
                impl=_iota_like_impl, nondiff=True)
 
 __all__ = ["full_like", "zeros_like", "iota_like"]

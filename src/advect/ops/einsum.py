@@ -165,8 +165,9 @@ def _einsum_transpose(ct, *xs, subscripts, optimize=False):
     return tuple(unbroadcast(g, aval_of(x).shape) if i == k else None for i, x in enumerate(xs))
 
 
-einsum = Op("einsum", attrs=("subscripts", "optimize"), abstract=_einsum_abstract,
-            impl=_einsum_impl, jvp=_einsum_jvp, transpose=_einsum_transpose)
+einsum = Op("einsum", attrs={"subscripts": "subscripts", "optimize": "einsum_optimize?"},
+            abstract=_einsum_abstract, impl=_einsum_impl, jvp=_einsum_jvp,
+            transpose=_einsum_transpose)
 
 
 def _identity(ref, n, dtype):

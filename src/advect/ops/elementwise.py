@@ -112,7 +112,7 @@ negative = Op("negative", abstract=ufunc_abstract(np.negative),
               transpose=lambda ct, x: (negative(ct),), elementwise=True,
               signed_transpose=(_positive_transpose, (True,)))
 
-positive = Op("positive", abstract=ufunc_abstract(np.positive),
+positive = Op("positive", allocates=False, abstract=ufunc_abstract(np.positive),
               impl=lambda xp, x: xp.positive(x), linear=True, transpose=_positive_transpose,
               elementwise=True)
 
@@ -459,7 +459,8 @@ def _round_abstract(x, *, decimals=0):
     return Aval(x.shape, np.dtype(np.float16), False, x.device)  # NumPy's rint of bool
 
 
-round = Op("round", abstract=_round_abstract, attrs=("decimals",), nondiff=True, elementwise=True,
+round = Op("round", abstract=_round_abstract, attrs={"decimals": "c_int?"}, nondiff=True,
+           elementwise=True,
            impl=lambda xp, x, *, decimals=0: xp.round(x, decimals=decimals)
            if decimals else xp.round(x))
 
@@ -487,7 +488,7 @@ def _real_transpose(ct, x):  # the adjoint of Re is the embedding of the reals
     return (ct if x.dtype.kind != "c" else ops.astype(ct, dtype=x.dtype.name),)
 
 
-real = Op("real", abstract=real_unary, impl=lambda xp, x: xp.real(x), linear=True,
+real = Op("real", allocates=False, abstract=real_unary, impl=lambda xp, x: xp.real(x), linear=True,
           transpose=_real_transpose, elementwise=True)
 
 
@@ -495,10 +496,11 @@ def _imag_transpose(ct, x):  # <Im z, c> = Re(conj(z) * 1j c)
     return (multiply(ct, 1j),)
 
 
-imag = Op("imag", abstract=real_unary, impl=lambda xp, x: xp.imag(x), linear=True,
+imag = Op("imag", allocates=False, abstract=real_unary, impl=lambda xp, x: xp.imag(x), linear=True,
           transpose=_imag_transpose, elementwise=True)
-conj = Op("conj", abstract=ufunc_abstract(np.conjugate), impl=lambda xp, x: xp.conj(x), linear=True,
-          transpose=lambda ct, x: (conj(ct),), elementwise=True)
+conj = Op("conj", allocates=False, abstract=ufunc_abstract(np.conjugate),
+          impl=lambda xp, x: xp.conj(x), linear=True, transpose=lambda ct, x: (conj(ct),),
+          elementwise=True)
 
 
 def _angle_jvp(primals, tangents, out):

@@ -44,7 +44,8 @@ def _fft_impl(xp, x, *, axes, inverse, norm):
     return (xp.fft.ifftn if inverse else xp.fft.fftn)(x, axes=axes, norm=norm)
 
 
-fft = Op("fft", attrs=("axes", "inverse", "norm"), abstract=_fft_abstract, impl=_fft_impl,
+fft = Op("fft", allocates=True, attrs={"axes": "fft_axes", "inverse": "bool", "norm": "norm"},
+         abstract=_fft_abstract, impl=_fft_impl,
          linear=True, transpose=lambda ct, x, *, axes, inverse, norm: (
              fft(ct, axes=axes, inverse=not inverse, norm=_DUAL[norm]),))
 
@@ -79,7 +80,8 @@ def _rfft_transpose(ct, x, *, axes, norm):
     return (irfft(half, axes=axes, s=tuple(x.shape[a] for a in axes), norm=_DUAL[norm]),)
 
 
-rfft = Op("rfft", attrs=("axes", "norm"), abstract=_rfft_abstract, linear=True,
+rfft = Op("rfft", allocates=True, attrs={"axes": "fft_axes", "norm": "norm"},
+          abstract=_rfft_abstract, linear=True,
           impl=lambda xp, x, *, axes, norm: xp.fft.rfftn(x, axes=axes, norm=norm),
           transpose=_rfft_transpose)
 
@@ -108,7 +110,8 @@ def _irfft_transpose(ct, x, *, axes, s, norm):
     return (ops.multiply(spectrum, _bin_weights(ct, s[-1], axes[-1], len(x.shape), 1.0, 2.0)),)
 
 
-irfft = Op("irfft", attrs=("axes", "s", "norm"), abstract=_irfft_abstract, linear=True,
+irfft = Op("irfft", allocates=True, attrs={"axes": "fft_axes", "s": "sizes", "norm": "norm"},
+           abstract=_irfft_abstract, linear=True,
            impl=lambda xp, x, *, axes, s, norm: xp.fft.irfftn(x, s=s, axes=axes, norm=norm),
            transpose=_irfft_transpose)
 

@@ -96,7 +96,7 @@ def _gather_kernel(xp, n_operands, *, index):
     return operator.itemgetter(index_key(index, ())) if xp is np and n_operands == 1 else None
 
 
-gather = Op("gather", attrs=("index",), abstract=_gather_abstract, linear=True,
+gather = Op("gather", attrs={"index": "index"}, abstract=_gather_abstract, linear=True,
             impl=lambda xp, x, *arrays, index: _portable.getitem(xp, x, index_key(index, arrays)),
             jvp=lambda primals, tangents, out, *, index: apply_linear(
                 gather, (tangents[0], *primals[1:]), primals, out, {"index": index}),
@@ -142,9 +142,9 @@ def _scatter_add_kernel(xp, n_operands, *, index):
     return scatter_add
 
 
-scatter_add = Op("scatter_add", attrs=("index",), abstract=_scatter_abstract,
-                 impl=_scatter_add_impl, jvp=_scatter_add_jvp, transpose=_scatter_add_transpose,
-                 kernel=_scatter_add_kernel)
+scatter_add = Op("scatter_add", allocates=True, attrs={"index": "index"},
+                 abstract=_scatter_abstract, impl=_scatter_add_impl, jvp=_scatter_add_jvp,
+                 transpose=_scatter_add_transpose, kernel=_scatter_add_kernel)
 
 
 def _scatter_impl(xp, x, v, *arrays, index):
@@ -184,7 +184,7 @@ def _scatter_transpose(ct, x, v, *arrays, index):
             *(None for _ in arrays))
 
 
-scatter = Op("scatter", attrs=("index",), abstract=_scatter_abstract, impl=_scatter_impl,
-             jvp=_scatter_jvp, transpose=_scatter_transpose)
+scatter = Op("scatter", allocates=True, attrs={"index": "index"}, abstract=_scatter_abstract,
+             impl=_scatter_impl, jvp=_scatter_jvp, transpose=_scatter_transpose)
 
 __all__ = ["gather", "scatter_add", "scatter", "index_key", "index_shape"]

@@ -82,8 +82,8 @@ def _matmul_impl(xp, x, y):
     return xp.matmul(x, y)
 
 
-matmul = Op("matmul", abstract=_matmul_abstract, impl=_matmul_impl,
-            jvp=_matmul_jvp, transpose=_matmul_transpose)
+matmul = Op("matmul", allocates=True, abstract=_matmul_abstract, impl=_matmul_impl, jvp=_matmul_jvp,
+            transpose=_matmul_transpose)
 
 
 def _vecdot_abstract(x, y):
@@ -118,7 +118,7 @@ def _vecdot_impl(xp, x, y):
 # sum(conj(x) * y) over the last axes (broadcasting the others): the provider's own vecdot, so
 # values round as its eager vecdot does (NumPy's and array-api-strict's: BLAS dot; an int8 one
 # stays int8, NumPy's bool one is a logical or)
-vecdot = Op("vecdot", abstract=_vecdot_abstract, impl=_vecdot_impl, jvp=_vecdot_jvp)
+vecdot = Op("vecdot", allocates=True, abstract=_vecdot_abstract, impl=_vecdot_impl, jvp=_vecdot_jvp)
 
 
 def _free(ndim, *used):
@@ -174,8 +174,9 @@ def _dot_general_transpose(ct, x, y, *, contract, batch):
     return (None, ops.permute_dims(g, axes=tuple(order.index(i) for i in range(y.ndim))))
 
 
-dot_general = Op("dot_general", attrs=("contract", "batch"), abstract=_dot_general_abstract,
-                 impl=_dot_general_impl, jvp=_dot_general_jvp, transpose=_dot_general_transpose)
+dot_general = Op("dot_general", allocates=True, attrs={"contract": "pairs", "batch": "pairs"},
+                 abstract=_dot_general_abstract, impl=_dot_general_impl, jvp=_dot_general_jvp,
+                 transpose=_dot_general_transpose)
 
 
 # --- helpers shared by the matrix rules --------------------------------------------------------
@@ -273,8 +274,8 @@ def _inv_jvp(primals, tangents, out):
     return fit(ops.negative(matmul(out, matmul(dx, out))), aval_of(out))  # d inv = -inv dA inv
 
 
-inv = Op("inv", abstract=lambda x: _matrix_aval(x, "inv"), impl=lambda xp, x: xp.linalg.inv(x),
-         jvp=_inv_jvp)
+inv = Op("inv", allocates=True, abstract=lambda x: _matrix_aval(x, "inv"),
+         impl=lambda xp, x: xp.linalg.inv(x), jvp=_inv_jvp)
 
 
 def _solve_abstract(a, b, **_):
@@ -297,8 +298,8 @@ def _solve_transpose(ct, a, b):  # linear in b only: b's cotangent solves with a
     return (None, unbroadcast(solve(_mH(a), ct), b.shape))
 
 
-solve = Op("solve", abstract=_solve_abstract, impl=lambda xp, a, b: xp.linalg.solve(a, b),
-           jvp=_solve_jvp, transpose=_solve_transpose)
+solve = Op("solve", allocates=True, abstract=_solve_abstract,
+           impl=lambda xp, a, b: xp.linalg.solve(a, b), jvp=_solve_jvp, transpose=_solve_transpose)
 
 
 def _triangular_solve_impl(xp, a, b, *, lower):
@@ -319,9 +320,9 @@ def _triangular_solve_transpose(ct, a, b, *, lower):
     return (None, unbroadcast(triangular_solve(_mH(a), ct, lower=not lower), b.shape))
 
 
-triangular_solve = Op("triangular_solve", attrs=("lower",), abstract=_solve_abstract,
-                      impl=_triangular_solve_impl, jvp=_triangular_solve_jvp,
-                      transpose=_triangular_solve_transpose)
+triangular_solve = Op("triangular_solve", allocates=True, attrs={"lower": "bool"},
+                      abstract=_solve_abstract, impl=_triangular_solve_impl,
+                      jvp=_triangular_solve_jvp, transpose=_triangular_solve_transpose)
 
 
 def _svd_adjugate(a):
@@ -362,7 +363,8 @@ def _det_jvp(primals, tangents, out):
     return fit(einsum(adj, da, subscripts="...ij,...ji->..."), aval_of(out))
 
 
-det = Op("det", abstract=lambda x: _matrix_aval(x, "det").update(shape=x.shape[:-2]),
+det = Op("det", allocates=True,
+         abstract=lambda x: _matrix_aval(x, "det").update(shape=x.shape[:-2]),
          impl=lambda xp, x: xp.linalg.det(x), jvp=_det_jvp)
 
 
@@ -389,7 +391,7 @@ def _slogdet_jvp(primals, tangents, out):
     return dsign, fit(t, aval_of(logabsdet))
 
 
-slogdet = Op("slogdet", abstract=_slogdet_abstract, multiple_results=True,
+slogdet = Op("slogdet", allocates=True, abstract=_slogdet_abstract, multiple_results=True,
              impl=lambda xp, x: tuple(xp.linalg.slogdet(x)), jvp=_slogdet_jvp)
 
 
@@ -405,7 +407,7 @@ def _cholesky_jvp(primals, tangents, out):
     return fit(matmul(out, ops.multiply(s, phi)), aval_of(out))
 
 
-cholesky = Op("cholesky", abstract=lambda x: _matrix_aval(x, "cholesky"),
+cholesky = Op("cholesky", allocates=True, abstract=lambda x: _matrix_aval(x, "cholesky"),
               impl=lambda xp, x: xp.linalg.cholesky(x), jvp=_cholesky_jvp)
 
 
@@ -430,8 +432,8 @@ def _eigh_jvp(primals, tangents, out, *, lower):
     return fit(_diag(p), aval_of(w)), fit(dv, aval_of(v))
 
 
-eigh = Op("eigh", attrs=("lower",), abstract=_eigh_abstract, impl=_eigh_impl, jvp=_eigh_jvp,
-          multiple_results=True)
+eigh = Op("eigh", allocates=True, attrs={"lower": "bool"}, abstract=_eigh_abstract, impl=_eigh_impl,
+          jvp=_eigh_jvp, multiple_results=True)
 
 
 def _eigvalsh_impl(xp, x, *, lower):
@@ -447,8 +449,9 @@ def _eigvalsh_jvp(primals, tangents, out, *, lower):
     return fit(dw, aval_of(out))
 
 
-eigvalsh = Op("eigvalsh", attrs=("lower",), abstract=lambda x, *, lower: _eigh_abstract(
-    x, lower=lower)[0], impl=_eigvalsh_impl, jvp=_eigvalsh_jvp)
+eigvalsh = Op("eigvalsh", allocates=True, attrs={"lower": "bool"},
+              abstract=lambda x, *, lower: _eigh_abstract(x, lower=lower)[0],
+              impl=_eigvalsh_impl, jvp=_eigvalsh_jvp)
 
 
 def _eig_abstract(x):
@@ -488,7 +491,8 @@ def _eig_jvp(primals, tangents, out):
     return fit(_diag(p), aval_of(w)), fit(dv, aval_of(v))
 
 
-eig = Op("eig", abstract=_eig_abstract, impl=_eig_impl, jvp=_eig_jvp, multiple_results=True)
+eig = Op("eig", allocates=True, abstract=_eig_abstract, impl=_eig_impl, jvp=_eig_jvp,
+         multiple_results=True)
 
 
 def _svd_abstract(x, *, full_matrices):
@@ -535,7 +539,8 @@ def _svd_jvp(primals, tangents, out, *, full_matrices):
     return fit(du, aval_of(u)), fit(_diag(dp), aval_of(s)), fit(_mH(dv), aval_of(vh))
 
 
-svd = Op("svd", attrs=("full_matrices",), abstract=_svd_abstract, multiple_results=True,
+svd = Op("svd", allocates=True, attrs={"full_matrices": "bool"}, abstract=_svd_abstract,
+         multiple_results=True,
          impl=lambda xp, x, *, full_matrices: tuple(xp.linalg.svd(x, full_matrices=full_matrices)),
          jvp=_svd_jvp)
 
@@ -552,7 +557,7 @@ def _svdvals_jvp(primals, tangents, out):
     return fit(einsum(conj(u), da, conj(vh), subscripts="...ai,...ab,...ib->...i"), aval_of(out))
 
 
-svdvals = Op("svdvals", abstract=lambda x: _svd_abstract(x, full_matrices=False)[1],
+svdvals = Op("svdvals", allocates=True, abstract=lambda x: _svd_abstract(x, full_matrices=False)[1],
              impl=_svdvals_impl, jvp=_svdvals_jvp)
 
 
@@ -600,7 +605,8 @@ def _qr_jvp(primals, tangents, out, *, complete):
     return fit(dq, aval_of(q)), fit(dr, aval_of(r))
 
 
-qr = Op("qr", attrs=("complete",), abstract=_qr_abstract, multiple_results=True,
+qr = Op("qr", allocates=True, attrs={"complete": "bool"}, abstract=_qr_abstract,
+        multiple_results=True,
         impl=lambda xp, x, *, complete: tuple(xp.linalg.qr(
             x, mode="complete" if complete else "reduced")),
         jvp=_qr_jvp)

@@ -54,7 +54,8 @@ def _expm_impl(xp, a):
     return np.asarray(_scipy_linalg("expm")(a))
 
 
-expm = Op("expm", abstract=lambda a: _matrix_aval(a, "expm"), impl=_expm_impl, jvp=_expm_jvp)
+expm = Op("expm", allocates=True, abstract=lambda a: _matrix_aval(a, "expm"), impl=_expm_impl,
+          jvp=_expm_jvp)
 
 
 def _frechet_abstract(a, e):
@@ -148,7 +149,7 @@ def _lu_jvp(primals, tangents, out):
     return fit(dlu, aval_of(lu)), None
 
 
-lu_factor = Op("lu_factor", abstract=_lu_abstract, impl=_lu_impl, jvp=_lu_jvp,
+lu_factor = Op("lu_factor", allocates=True, abstract=_lu_abstract, impl=_lu_impl, jvp=_lu_jvp,
                multiple_results=True)
 
 

@@ -74,7 +74,7 @@ def _pinv_jvp(primals, tangents, out, *, rcond, hermitian):
     return fit(t, aval_of(out))
 
 
-pinv = Op("pinv", attrs=("rcond", "hermitian"), abstract=_pinv_abstract, impl=_pinv_impl,
-          jvp=_pinv_jvp)
+pinv = Op("pinv", allocates=True, attrs={"rcond": "rcond", "hermitian": "bool"},
+          abstract=_pinv_abstract, impl=_pinv_impl, jvp=_pinv_jvp)
 
 __all__ = ["pinv"]

@@ -51,8 +51,9 @@ def _reduce_sum_jvp(primals, tangents, out, *, axes, keepdims):
 
 
 reduce_sum = Op(
-    "reduce_sum", attrs=("axes", "keepdims"), abstract=_sum_abstract, impl=_reduce_sum_impl,
-    jvp=_reduce_sum_jvp, linear=True, transpose=_reduce_sum_transpose,
+    "reduce_sum", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
+    abstract=_sum_abstract, impl=_reduce_sum_impl, jvp=_reduce_sum_jvp, linear=True,
+    transpose=_reduce_sum_transpose,
 )
 
 
@@ -89,8 +90,9 @@ def _sum_where_transpose(ct, x, where, *, axes, keepdims):
 
 # the sum of the entries a boolean mask selects (NumPy's ``where=``), linear in x
 reduce_sum_where = Op(
-    "reduce_sum_where", attrs=("axes", "keepdims"), abstract=_sum_where_abstract,
-    impl=_sum_where_impl, jvp=_sum_where_jvp, transpose=_sum_where_transpose,
+    "reduce_sum_where", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
+    abstract=_sum_where_abstract, impl=_sum_where_impl, jvp=_sum_where_jvp,
+    transpose=_sum_where_transpose,
 )
 
 
@@ -121,10 +123,12 @@ def _extreme_jvp(primals, tangents, out, *, axes, keepdims):
     return fit(reduce_sum(ops.multiply(dx, mask), axes=axes, keepdims=keepdims), out)
 
 
-reduce_max = Op("reduce_max", attrs=("axes", "keepdims"), abstract=_reduce_abstract,
+reduce_max = Op("reduce_max", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
+                abstract=_reduce_abstract,
                 impl=lambda xp, x, *, axes, keepdims: xp.max(x, axis=axes, keepdims=keepdims),
                 jvp=_extreme_jvp)
-reduce_min = Op("reduce_min", attrs=("axes", "keepdims"), abstract=_reduce_abstract,
+reduce_min = Op("reduce_min", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
+                abstract=_reduce_abstract,
                 impl=lambda xp, x, *, axes, keepdims: xp.min(x, axis=axes, keepdims=keepdims),
                 jvp=_extreme_jvp)
 
@@ -168,7 +172,8 @@ def _products_of_others(x, axes):
     return ops.permute_dims(others, axes=inverse)
 
 
-reduce_prod = Op("reduce_prod", attrs=("axes", "keepdims"), abstract=_sum_abstract,
+reduce_prod = Op("reduce_prod", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
+                 abstract=_sum_abstract,
                  impl=lambda xp, x, *, axes, keepdims: xp.prod(x, axis=axes, keepdims=keepdims),
                  jvp=_reduce_prod_jvp)
 
@@ -187,10 +192,10 @@ def _arg_impl(name):
     return impl
 
 
-argmax = Op("argmax", attrs=("axis", "keepdims"), abstract=_arg_abstract,
-            impl=_arg_impl("argmax"), nondiff=True)
-argmin = Op("argmin", attrs=("axis", "keepdims"), abstract=_arg_abstract,
-            impl=_arg_impl("argmin"), nondiff=True)
+argmax = Op("argmax", allocates=True, attrs={"axis": "axis_or_none", "keepdims": "bool"},
+            abstract=_arg_abstract, impl=_arg_impl("argmax"), nondiff=True)
+argmin = Op("argmin", allocates=True, attrs={"axis": "axis_or_none", "keepdims": "bool"},
+            abstract=_arg_abstract, impl=_arg_impl("argmin"), nondiff=True)
 
 
 def _nan_arg_impl(name, fill):
@@ -210,10 +215,10 @@ def _nan_arg_impl(name, fill):
     return impl
 
 
-nanargmax = Op("nanargmax", attrs=("axis", "keepdims"), abstract=_arg_abstract,
-               impl=_nan_arg_impl("nanargmax", -np.inf), nondiff=True)
-nanargmin = Op("nanargmin", attrs=("axis", "keepdims"), abstract=_arg_abstract,
-               impl=_nan_arg_impl("nanargmin", np.inf), nondiff=True)
+nanargmax = Op("nanargmax", allocates=True, attrs={"axis": "axis_or_none", "keepdims": "bool"},
+               abstract=_arg_abstract, impl=_nan_arg_impl("nanargmax", -np.inf), nondiff=True)
+nanargmin = Op("nanargmin", allocates=True, attrs={"axis": "axis_or_none", "keepdims": "bool"},
+               abstract=_arg_abstract, impl=_nan_arg_impl("nanargmin", np.inf), nondiff=True)
 
 
 def _cumulative_sum_abstract(x, *, axis):
@@ -224,7 +229,8 @@ def _cumulative_sum_transpose(ct, x, *, axis):
     return (ops.flip(cumulative_sum(ops.flip(ct, axes=(axis,)), axis=axis), axes=(axis,)),)
 
 
-cumulative_sum = Op("cumulative_sum", attrs=("axis",), abstract=_cumulative_sum_abstract,
+cumulative_sum = Op("cumulative_sum", allocates=True, attrs={"axis": "axis"},
+                    abstract=_cumulative_sum_abstract,
                     impl=lambda xp, x, *, axis: provider_function(xp, "cumulative_sum")(
                         x if xp is np else _portable.numeric(xp, x), axis=axis), linear=True,
                     transpose=_cumulative_sum_transpose)

@@ -52,7 +52,7 @@ def _cumulative_prod_jvp(primals, tangents, out, *, axis):
 
 
 cumulative_prod = Op(
-    "cumulative_prod", attrs=("axis",), abstract=_cumulative_prod_abstract,
+    "cumulative_prod", allocates=True, attrs={"axis": "axis"}, abstract=_cumulative_prod_abstract,
     impl=lambda xp, x, *, axis: provider_function(xp, "cumulative_prod")(x, axis=axis),
     jvp=_cumulative_prod_jvp)
 
@@ -89,11 +89,11 @@ def _accumulate_impl(name):
     return impl
 
 
-cumulative_max = Op("cumulative_max", attrs=("axis",), abstract=_same_abstract,
-                    impl=_accumulate_impl("maximum"),
+cumulative_max = Op("cumulative_max", allocates=True, attrs={"axis": "axis"},
+                    abstract=_same_abstract, impl=_accumulate_impl("maximum"),
                     jvp=_running_extreme_jvp(lambda x, before: ops.greater(x, before)))
-cumulative_min = Op("cumulative_min", attrs=("axis",), abstract=_same_abstract,
-                    impl=_accumulate_impl("minimum"),
+cumulative_min = Op("cumulative_min", allocates=True, attrs={"axis": "axis"},
+                    abstract=_same_abstract, impl=_accumulate_impl("minimum"),
                     jvp=_running_extreme_jvp(lambda x, before: ops.less(x, before)))
 
 __all__ = [name for name, value in globals().items() if isinstance(value, Op)]

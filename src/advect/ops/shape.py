@@ -18,7 +18,7 @@ def _reshape_abstract(x, *, shape):
     return x.update(shape=tuple(shape))
 
 
-reshape = Op("reshape", attrs=("shape",), abstract=_reshape_abstract,
+reshape = Op("reshape", attrs={"shape": "shape"}, abstract=_reshape_abstract,
              impl=lambda xp, x, *, shape: xp.reshape(x, shape), linear=True,
              transpose=lambda ct, x, *, shape: (reshape(ct, shape=x.shape),))
 
@@ -36,7 +36,7 @@ def _inverse_permutation(axes):
     return tuple(inverse)
 
 
-permute_dims = Op("permute_dims", attrs=("axes",), abstract=_permute_abstract,
+permute_dims = Op("permute_dims", attrs={"axes": "axes"}, abstract=_permute_abstract,
                   impl=lambda xp, x, *, axes: x.transpose(axes) if type(x) is np.ndarray
                   else xp.permute_dims(x, axes), linear=True,  # the method: no Python wrapper
                   transpose=lambda ct, x, *, axes: (
@@ -49,7 +49,7 @@ def _broadcast_to_abstract(x, *, shape):
     return Aval(tuple(shape), x.dtype, False, x.device)
 
 
-broadcast_to = Op("broadcast_to", attrs=("shape",), abstract=_broadcast_to_abstract,
+broadcast_to = Op("broadcast_to", attrs={"shape": "shape"}, abstract=_broadcast_to_abstract,
                   impl=lambda xp, x, *, shape: xp.broadcast_to(x, shape), linear=True,
                   transpose=lambda ct, x, *, shape: (unbroadcast(ct, x.shape),))
 
@@ -68,7 +68,7 @@ def _expand_dims_impl(xp, x, *, axes):
     return xp.reshape(x, tuple(shape))
 
 
-expand_dims = Op("expand_dims", attrs=("axes",), abstract=_expand_dims_abstract,
+expand_dims = Op("expand_dims", attrs={"axes": "new_axes"}, abstract=_expand_dims_abstract,
                  impl=_expand_dims_impl, linear=True,
                  transpose=lambda ct, x, *, axes: (reshape(ct, shape=x.shape),))
 
@@ -88,7 +88,7 @@ def _squeeze_impl(xp, x, *, axes):
     return xp.reshape(x, tuple(n for i, n in enumerate(shape) if i not in axes))
 
 
-squeeze = Op("squeeze", attrs=("axes",), abstract=_squeeze_abstract, impl=_squeeze_impl,
+squeeze = Op("squeeze", attrs={"axes": "axes"}, abstract=_squeeze_abstract, impl=_squeeze_impl,
              linear=True, transpose=lambda ct, x, *, axes: (reshape(ct, shape=x.shape),))
 
 
@@ -117,7 +117,7 @@ def _concat_transpose(ct, *xs, axis):
     return tuple(out)
 
 
-concat = Op("concat", attrs=("axis",), abstract=_concat_abstract,
+concat = Op("concat", allocates=True, attrs={"axis": "axis"}, abstract=_concat_abstract,
             impl=lambda xp, *xs, axis: xp.concat(xs, axis=axis), linear=True,
             transpose=_concat_transpose)
 
@@ -156,8 +156,8 @@ def _stack_impl(xp, *xs, axis):
     return xp.stack(xs, axis=axis)
 
 
-stack = Op("stack", attrs=("axis",), abstract=_stack_abstract, impl=_stack_impl, linear=True,
-           transpose=_stack_transpose)
+stack = Op("stack", attrs={"axis": "new_axis"}, abstract=_stack_abstract, impl=_stack_impl,
+           linear=True, transpose=_stack_transpose)
 
 
 def _slice_axis_abstract(x, *, start, stop, axis, step=1):
@@ -175,11 +175,12 @@ def _slice_axis_transpose(ct, x, *, start, stop, axis, step=1):
                             index=((None, None, None),) * axis + ((start, stop, step),)),)
 
 
-slice_axis = Op("slice_axis", attrs=("start", "stop", "axis", "step"),
+slice_axis = Op("slice_axis",
+                attrs={"start": "int64", "stop": "int64", "axis": "axis", "step": "int64?"},
                 abstract=_slice_axis_abstract, impl=_slice_axis_impl, linear=True,
                 transpose=_slice_axis_transpose)
 
-flip = Op("flip", attrs=("axes",), abstract=lambda x, *, axes: x,
+flip = Op("flip", attrs={"axes": "axes"}, abstract=lambda x, *, axes: x,
           impl=lambda xp, x, *, axes: xp.flip(x, axis=axes), linear=True,
           transpose=lambda ct, x, *, axes: (flip(ct, axes=axes),))
 
@@ -199,7 +200,8 @@ def _roll_impl(xp, x, *, shift, axes):
     return out
 
 
-roll = Op("roll", attrs=("shift", "axes"), abstract=lambda x, *, shift, axes: x,
+roll = Op("roll", allocates=True, attrs={"shift": "int64s", "axes": "axes"},
+          abstract=lambda x, *, shift, axes: x,
           impl=_roll_impl, linear=True,
           transpose=lambda ct, x, *, shift, axes: (
               roll(ct, shift=tuple(-s for s in shift), axes=axes),))

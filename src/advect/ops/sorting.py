@@ -21,8 +21,8 @@ def _argsort_impl(xp, x, *, axis, stable):
     return xp.argsort(x, axis=axis, stable=stable)
 
 
-argsort = Op("argsort", attrs=("axis", "stable"), abstract=_argsort_abstract,
-             impl=_argsort_impl, nondiff=True)
+argsort = Op("argsort", allocates=True, attrs={"axis": "axis", "stable": "bool"},
+             abstract=_argsort_abstract, impl=_argsort_impl, nondiff=True)
 
 
 def _argpartition_abstract(x, *, kth, axis):
@@ -39,8 +39,8 @@ def _argpartition_impl(xp, x, *, kth, axis):
     return xp.argsort(x, axis=axis, stable=True)  # a full sort is a valid partition
 
 
-argpartition = Op("argpartition", attrs=("kth", "axis"), abstract=_argpartition_abstract,
-                  impl=_argpartition_impl, nondiff=True)
+argpartition = Op("argpartition", allocates=True, attrs={"kth": "int64s", "axis": "axis"},
+                  abstract=_argpartition_abstract, impl=_argpartition_impl, nondiff=True)
 
 
 def _searchsorted_abstract(a, v, *, side):
@@ -58,7 +58,7 @@ def _searchsorted_impl(xp, a, v, *, side):
     return xp.searchsorted(a, v, side=side)
 
 
-searchsorted = Op("searchsorted", attrs=("side",), abstract=_searchsorted_abstract,
-                  impl=_searchsorted_impl, nondiff=True)
+searchsorted = Op("searchsorted", allocates=True, attrs={"side": "side"},
+                  abstract=_searchsorted_abstract, impl=_searchsorted_impl, nondiff=True)
 
 __all__ = ["argsort", "argpartition", "searchsorted"]

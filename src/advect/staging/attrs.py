@@ -5,8 +5,9 @@ Abstract rules trust their attrs, because the frontends normalize them (``axis=-
 :func:`check_node` checks every attr of a node against what its op accepts: types, ranges, dtype
 names of the staged set, axes within rank, index structures, bounded non-negative shapes, fill
 values the dtype can hold. Once these hold, the abstract rule's result is what the provider
-returns. One table, keyed by op name, says which attrs each op takes and how each is checked;
-custom primitives are checked against their handle's parameters.
+returns. Each op record names its attrs' kinds (``Op.attrs``); ``KINDS`` says how each kind is
+checked, and a few ops check their attrs against each other (``_NODE_CHECKS``). Custom
+primitives are checked against their handle's parameters.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..dtypes import STAGED_DTYPES, Aval
 from ..errors import PayloadError
 from ..ops.casts import PYTHON_DTYPES
 
-__all__ = ["check_node", "check_aval", "show", "MAX_BYTES", "INT64"]
+__all__ = ["check_node", "check_aval", "show", "KINDS", "OTHER_KINDS", "MAX_BYTES", "INT64"]
 
 MAX_BYTES = 1 << 34  # any value of a loaded program (inputs, constants, node outputs)
 INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -232,51 +233,19 @@ def _pairs(v, avals, attrs):  # dot_general's (lhs axes, rhs axes)
     return None
 
 
-_BOOL = _boolean
-_TABLE: dict[str, dict] = {
-    **{name: {"axes": _axes, "keepdims": _BOOL}
-       for name in ("reduce_sum", "reduce_sum_where", "reduce_max", "reduce_min",
-                    "reduce_prod")},
-    **{name: {"axis": _axis_or_none, "keepdims": _BOOL}
-       for name in ("argmax", "argmin", "nanargmax", "nanargmin")},
-    **{name: {"axis": _axis} for name in ("cumulative_sum", "cumulative_prod", "cumulative_max",
-                                          "cumulative_min", "concat")},
-    "argsort": {"axis": _axis, "stable": _BOOL},
-    "argpartition": {"kth": _int64s, "axis": _axis},
-    "searchsorted": {"side": _one_of("left", "right")},
-    "astype": {"dtype": _dtype},
-    "python_scalar": {"dtype": _one_of(*sorted(set(PYTHON_DTYPES.values())))},
-    "round": {"decimals": _c_int},
-    "broadcast_to": {"shape": _shape},
-    "reshape": {"shape": _shape},
-    "permute_dims": {"axes": _axes},
-    "expand_dims": {"axes": _new_axes},
-    "stack": {"axis": _new_axis},
-    "squeeze": {"axes": _axes},
-    "flip": {"axes": _axes},
-    "roll": {"shift": _int64s, "axes": _axes},
-    "slice_axis": {"start": _int64, "stop": _int64, "axis": _axis, "step": _int64},
-    "gather": {"index": _index},
-    "scatter": {"index": _index},
-    "scatter_add": {"index": _index},
-    "full_like": {"fill_value": _scalar, "shape": _shape_or_none, "dtype": _dtype_or_none},
-    "iota_like": {"shape": _shape, "axis": _int64},
-    "dot_general": {"contract": _pairs, "batch": _pairs},
-    "einsum": {"subscripts": _subscripts, "optimize": _einsum_optimize},
-    "fft": {"axes": _fft_axes, "inverse": _BOOL, "norm": _one_of(*_NORMS)},
-    "rfft": {"axes": _fft_axes, "norm": _one_of(*_NORMS)},
-    "irfft": {"axes": _fft_axes, "s": _sizes, "norm": _one_of(*_NORMS)},
-    "eigh": {"lower": _BOOL},
-    "eigvalsh": {"lower": _BOOL},
-    "triangular_solve": {"lower": _BOOL},
-    "pinv": {"rcond": _rcond, "hermitian": _BOOL},
-    "qr": {"complete": _BOOL},
-    "svd": {"full_matrices": _BOOL},
+# what each attr kind an op record names (``Op.attrs``) accepts
+KINDS: dict = {
+    "bool": _boolean, "axis": _axis, "axis_or_none": _axis_or_none, "axes": _axes,
+    "fft_axes": _fft_axes, "new_axes": _new_axes, "new_axis": _new_axis, "shape": _shape,
+    "shape_or_none": _shape_or_none, "sizes": _sizes, "dtype": _dtype,
+    "dtype_or_none": _dtype_or_none, "python_dtype": _one_of(*sorted(set(PYTHON_DTYPES.values()))),
+    "int64": _int64, "int64s": _int64s, "c_int": _c_int, "scalar": _scalar, "rcond": _rcond,
+    "side": _one_of("left", "right"), "norm": _one_of(*_NORMS), "index": _index,
+    "pairs": _pairs, "subscripts": _subscripts, "einsum_optimize": _einsum_optimize,
 }
-_OPTIONAL = {"slice_axis": {"step"}, "full_like": {"shape", "dtype"}, "round": {"decimals"},
-             "einsum": {"optimize"}}
-# ops whose attrs are Python objects of one process: they never appear in a saved program
-_UNSAVEABLE = frozenset({"checkpoint_jvp", "implicit_solve"})
+# "process": a Python object of one process (a checkpointed block, an implicit problem), which
+# never appears in a saved program; "primitive": checked against a custom primitive's handle
+OTHER_KINDS = frozenset({"process", "primitive"})
 
 
 # --- whole-node checks beyond single attrs ------------------------------------------------------
@@ -356,16 +325,16 @@ def check_node(op, avals: list, literal: list[bool], attrs: dict, where: str) ->
         if problem:
             raise PayloadError(f"{where}: {name}: {problem}")
         return
-    if name in _UNSAVEABLE:
+    kinds = op.attrs
+    if "process" in kinds.values():
         raise PayloadError(f"{where}: {name} holds Python objects of the process that ran it and "
                            "cannot be loaded")
-    table = _TABLE.get(name, {})
-    missing = set(table) - set(attrs) - _OPTIONAL.get(name, set())
-    if missing or set(attrs) - set(table):
-        raise PayloadError(f"{where}: {name} takes the attrs {sorted(table)}, got "
+    missing = {key for key, kind in kinds.items() if not kind.endswith("?")} - set(attrs)
+    if missing or set(attrs) - set(kinds):
+        raise PayloadError(f"{where}: {name} takes the attrs {sorted(kinds)}, got "
                            f"{sorted(attrs)}")
     for key, value in attrs.items():
-        problem = table[key](value, avals, attrs)
+        problem = KINDS[kinds[key].rstrip("?")](value, avals, attrs)
         if problem:
             raise PayloadError(f"{where}: attr {key!r} of {name} ({show(value)}) {problem}")
     if name in ("gather", "scatter", "scatter_add"):

@@ -54,25 +54,6 @@ def donation_ufunc(op: Op, n_inputs: int, attrs: dict):
 _UFUNC_OF: dict[tuple, object] = {}  # (op, number of operands) -> its ufunc or None
 
 
-# ops whose NumPy implementation always returns a new array (never a view of an operand nor
-# the operand itself); every other op's result is treated as a possible view
-_ALLOCATING = frozenset((
-    "argmax", "argmin", "argpartition", "argsort", "cholesky", "concat", "cumulative_max",
-    "cumulative_min", "cumulative_prod", "cumulative_sum", "det", "dot_general", "eig", "eigh",
-    "eigvalsh", "expm", "fft", "irfft", "rfft", "inv", "lu_factor", "matmul", "nanargmax",
-    "nanargmin", "pinv", "qr", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum",
-    "reduce_sum_where", "roll", "scatter", "scatter_add",
-    "searchsorted", "slogdet", "solve", "svd", "svdvals", "triangular_solve", "vecdot"))
-# elementwise ops that may hand back their operand or a view of it
-_MAY_ALIAS = frozenset(("astype", "real", "imag", "conj", "positive"))
-
-
-def _allocates(op: Op) -> bool:
-    if getattr(op, "handle", None) is not None:  # a custom primitive may return a view
-        return False
-    return op.name in _ALLOCATING or (op.elementwise and op.name not in _MAY_ALIAS)
-
-
 def _ufuncs(graph: Graph) -> list:
     """Per node, the NumPy ufunc it calls directly (None for custom primitives and others)."""
     return [donation_ufunc(n.op, len(n.inputs), n.attrs) if getattr(n.op, "handle", None)
@@ -138,7 +119,7 @@ class Plan:
         NumPy). Two outputs may still share storage (docs/staging.md)."""
         rooted = set(range(self.n_inputs))
         for node, args in zip(graph.nodes, node_args):
-            if not _allocates(node.op) and not rooted.isdisjoint(args):
+            if not node.op.allocates and not rooted.isdisjoint(args):
                 rooted.update(slot[v] for v in node.outputs)  # conservatively a view
         copied = {slot[v] for v in graph.constants
                   if self.xp is not np or graph.origins.get(v) != "captured"}
@@ -205,7 +186,7 @@ class Plan:
                 else:
                     roots[outs[0]] = empty  # small: never donated
                 continue
-            if _allocates(node.op):
+            if node.op.allocates:
                 for s in outs:
                     roots[s] = empty
                 continue
