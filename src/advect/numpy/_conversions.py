@@ -156,35 +156,34 @@ def python_scalar(x):
     return ops.python_scalar(x, dtype=kind)
 
 
+def _library_frames(library: str, helpers: tuple[str, ...]) -> list:
+    """The frames of ``library``'s code on top of the stack of whoever called the caller of the
+    function calling this, innermost first: the walk passes frames of ``helpers`` (libraries
+    ``library`` calls, such as NumPy) and stops at the first other frame, the user code (or
+    Advect) that called the library."""
+    frame, found = sys._getframe(3), []
+    while frame is not None:
+        top = frame.f_globals.get("__name__", "").partition(".")[0]
+        if top == library:
+            found.append(frame)
+        elif top not in helpers:
+            break
+        frame = frame.f_back
+    return found
+
+
 def xarray_caller() -> str | None:
     """The qualified name of the xarray method whose code is converting a tracer (the outermost
     xarray frame of the library frames on top of the stack: ``DataArray.dropna``), or None."""
-    frame, outer = sys._getframe(2), None
-    while frame is not None:
-        top = frame.f_globals.get("__name__", "").partition(".")[0]
-        if top == "xarray":
-            outer = frame
-        elif top not in ("numpy", "scipy", "pandas"):  # user code (or Advect), which called it
-            break
-        frame = frame.f_back
-    return None if outer is None else outer.f_code.co_qualname
+    found = _library_frames("xarray", ("numpy", "scipy", "pandas"))
+    return found[-1].f_code.co_qualname if found else None
 
 
 def scipy_caller() -> str | None:
     """The public name of the SciPy function whose code is converting a tracer (the outermost
     SciPy frame on the stack: the call user code made), or None outside SciPy."""
-    frame, found = sys._getframe(2), []
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("numpy"):
-        frame = frame.f_back  # NumPy helpers (np.atleast_2d, ...) SciPy called
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module == "scipy" or module.startswith("scipy."):
-            found.append(frame)
-        else:  # the first frame outside SciPy: user code, which made the call
-            break
-        frame = frame.f_back
     names = []  # outermost first; a decorator's wrapper is named by the function it wraps
-    for frame in reversed(found):
+    for frame in reversed(_library_frames("scipy", ("numpy",))):
         public = ".".join(p for p in frame.f_globals["__name__"].split(".")
                           if not p.startswith("_"))
         module = sys.modules.get(public)
