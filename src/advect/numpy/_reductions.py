@@ -24,7 +24,8 @@ from ._functions import (
     reduction_axis,
 )
 
-__all__ = ["reduction", "keepdims_flag", "where_mask", "count_where"]
+__all__ = ["reduction", "keepdims_flag", "where_mask", "count_where", "mean_counting",
+           "var_counting", "ddof_of"]
 
 
 _FILL = {"reduce_sum": 0, "reduce_prod": 1}
@@ -152,18 +153,22 @@ def count_where(a, axes, keepdims, where=True, dtype="int64"):
 
 
 @implements(np.mean)
-def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, counted=None):
-    """np.mean; ``counted`` (internal, for the nan-functions) masks the entries counted where
-    they differ from those summed (NumPy sums a NaN-zeroed array with the caller's where=)."""
-    if dtype is None and aval_of(a).dtype == np.float16:  # NumPy sums float16 in float32
-        return astype(_mean(a, axis, np.float32, None, keepdims, where=where, counted=counted),
-                      np.float16)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if (axis is None and dtype is None and out is None and where is True and keepdims is False
-            and counted is None and isinstance(a, Tracer)
-            and aval_of(a).dtype.kind in "fc"):  # np.mean(x)
+            and isinstance(a, Tracer) and aval_of(a).dtype.kind in "fc"
+            and aval_of(a).dtype != np.float16):  # np.mean(x)
         shape = a.shape
         total = ops.reduce_sum(a, axes=_ALL_AXES[len(shape)], keepdims=False)
         return ops.divide(total, math.prod(shape))
+    return mean_counting(a, axis, dtype, keepdims, where)
+
+
+def mean_counting(a, axis, dtype, keepdims, where, counted=None):
+    """np.mean(a, axis, dtype, keepdims=, where=), counting the entries of the mask ``counted``
+    where that differs from those summed (the nan-functions: NumPy sums a NaN-zeroed array with
+    the caller's where= and counts the entries that are not NaN)."""
+    if dtype is None and aval_of(a).dtype == np.float16:  # NumPy sums float16 in float32
+        return astype(mean_counting(a, axis, np.float32, keepdims, where, counted), np.float16)
     if dtype is None and aval_of(a).dtype.kind not in "fc":
         dtype = np.float64
     axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
@@ -180,20 +185,29 @@ def _cast_back(out, dtype):
 
 @implements(np.var)
 def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
-         correction=None, counted=None):
-    """np.var; ``counted`` (internal, for the nan-functions) as for :func:`_mean`: the other
-    entries' deviations are zeroed, as NumPy's nanvar does."""
-    if correction is not None:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
+         correction=None):
+    return var_counting(a, axis, dtype, ddof_of(ddof, correction), keepdims, where, mean)
+
+
+def ddof_of(ddof, correction):
+    """The degrees of freedom np.var takes away, given as ``ddof`` or as ``correction``."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def var_counting(a, axis, dtype, ddof, keepdims, where, mean, counted=None):
+    """np.var(a, axis, dtype, ddof=, keepdims=, where=, mean=), counting the entries of
+    ``counted`` as :func:`mean_counting` does; the other entries' deviations are zeroed, as
+    NumPy's nanvar does."""
     if dtype is None and aval_of(a).dtype.kind not in "fc":
         dtype = np.float64
     axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
     # NumPy's var takes a float16 mean in float16, where np.mean rounds a float32 mean
     mean_dtype = np.float16 if dtype is None and aval_of(a).dtype == np.float16 else dtype
-    mu = _mean(a, axes, mean_dtype, keepdims=True, where=where,
-               counted=counted) if mean is None else mean
+    mu = mean_counting(a, axes, mean_dtype, True, where, counted) if mean is None else mean
     dev = ops.subtract(a, mu)  # as NumPy: the input promoted with the mean, not cast to dtype
     if counted is not None:
         dev = ops.where(counted, dev, 0)

@@ -29,7 +29,18 @@ from ._functions import (
     slice_along,
 )
 from ._mutation import mark_array
-from ._reductions import _arg_reduce, _cumsum, _mean, _var, count_where, reduction, where_mask
+from ._reductions import (
+    _arg_reduce,
+    _cumsum,
+    _mean,
+    _var,
+    count_where,
+    ddof_of,
+    mean_counting,
+    reduction,
+    var_counting,
+    where_mask,
+)
 from ._shaping import _atleast_2d
 
 
@@ -488,7 +499,7 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         valid = ops.logical_and(valid, where)
     if dtype is None and aval_of(a).dtype == np.float16:  # NumPy sums in float16 here
         dtype = np.float16
-    return _mean(_nan_filled(a, 0), axis, dtype, keepdims=keepdims, where=where, counted=valid)
+    return mean_counting(_nan_filled(a, 0), axis, dtype, keepdims, where, valid)
 
 
 @implements(np.nanvar)
@@ -502,8 +513,8 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
     valid = ops.logical_not(ops.isnan(a))
     if where is not True:
         valid = ops.logical_and(valid, where)
-    return _var(_nan_filled(a, 0), axis, dtype, None, ddof, keepdims, where=where, mean=mean,
-                correction=correction, counted=valid)
+    return var_counting(_nan_filled(a, 0), axis, dtype, ddof_of(ddof, correction), keepdims,
+                        where, mean, valid)
 
 
 @implements(np.nanstd)
