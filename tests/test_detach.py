@@ -4,6 +4,7 @@ raises a ``TracingError`` that says how to build the array traced (issue 10 item
 
 import math
 import operator
+import statistics
 import sys
 
 import numpy as np
@@ -100,6 +101,23 @@ def test_values_that_do_not_depend_on_differentiated_inputs_read_the_data():
         else:
             run()
     check_grads(f, [X], order=2)
+
+
+def test_statistics_of_traced_values_names_the_numpy_reduction():
+    # the statistics module computes with exact fractions and rebuilds the data's type
+    with pytest.raises(ad.TracingError, match=r"statistics\.mean\(\).*np\.mean"):
+        ad.grad(lambda x: x[0] * statistics.mean(np.floor(x)))(X)
+    for transform in TRANSFORMS:
+        with pytest.raises(ad.TracingError, match=r"statistics\.variance\(\)"):
+            _transforms(lambda x: statistics.variance(x) * x[0], X)[transform]()
+    with pytest.raises(ad.TracingError, match=r"statistics\.fmean\(\)"):
+        ad.grad(lambda x: statistics.fmean(x))(X)
+    # what needs comparisons only stays traced
+    np.testing.assert_allclose(ad.grad(lambda x: statistics.median(x))(X), [1.0, 0.0, 0.0])
+    # as_integer_ratio of a float scalar that does not depend on the input, as NumPy's
+    assert ad.grad(lambda x: x[0] * np.floor(x[1]).as_integer_ratio()[0])(X)[0] == -2.0
+    with pytest.raises(AttributeError, match="ndarray"):
+        ad.grad(lambda x: x.as_integer_ratio())(X)
 
 
 def test_conversions_of_undifferentiated_arguments_are_untouched():

@@ -41,6 +41,13 @@ def scalar_conversion(x, what):
     try:
         if frame.f_lasti >= 0 and frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
             write_plain(np.empty(0), "item assignment")
+        statistics = _library_frames("statistics", ())
+        if statistics and (what == "as_integer_ratio" or _differentiated(x)):
+            raise TracingError(
+                f"statistics.{statistics[-1].f_code.co_name}() of a traced value: Python's "
+                "statistics module computes with exact fractions of plain numbers and rebuilds "
+                "its result with the data's type, which detaches a derivative and cannot make "
+                "a traced value; use np.mean, np.median, np.var or np.std, which trace")
         if _differentiated(x):
             name = _called_name(frame) or what
             instead = (f"np.{name[5:]}(x) instead of {name}(x)" if name.startswith("math.")

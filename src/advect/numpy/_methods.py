@@ -322,6 +322,12 @@ class ArrayTracer(NdarrayMethods, Tracer):
     def __complex__(self):
         return complex(scalar_conversion(self, "complex"))
 
+    def as_integer_ratio(self):  # a NumPy float scalar's (Python's statistics module asks)
+        if self.ndim or self.dtype.kind != "f":
+            raise AttributeError(f"'numpy.{'ndarray' if self.ndim else self.dtype.name}' object "
+                                 "has no attribute 'as_integer_ratio'")
+        return scalar_conversion(self, "as_integer_ratio").as_integer_ratio()
+
     def __trunc__(self):  # math.trunc: as int() (math.floor and math.ceil go through float())
         return int(scalar_conversion(self, "math.trunc"))
 
