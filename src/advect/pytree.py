@@ -137,7 +137,14 @@ def register_dataclass(cls: type[T]) -> type[T]:
 
 class SavedNode(NamedTuple):
     """How a saved program writes a registered node: a stable ``name`` and the node's ``aux``
-    to and from plain JSON values (see :func:`register_saved_node`)."""
+    to and from plain JSON values (see :func:`register_saved_node`, which makes one).
+
+    Example:
+        >>> from advect.pytree import SavedNode
+        >>> node = SavedNode("example.Pair", tuple, encode=list, decode=tuple)
+        >>> node.name, node.decode(node.encode((1, 2)))
+        ('example.Pair', (1, 2))
+    """
 
     name: str
     cls: type
@@ -286,7 +293,14 @@ def _same_numbers(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 class TreeDef:
-    """The structure of a pytree without its leaves; hashable and comparable."""
+    """The structure of a pytree without its leaves; hashable and comparable.
+
+    Example:
+        >>> from advect.pytree import tree_flatten
+        >>> leaves, treedef = tree_flatten({"a": (1.0, 2.0), "b": None})
+        >>> treedef, treedef.num_leaves
+        ({'a': (*, *), 'b': None}, 2)
+    """
 
     __slots__ = ("kind", "aux", "children", "num_leaves")
 

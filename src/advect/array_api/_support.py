@@ -36,6 +36,12 @@ class SupportRow(NamedTuple):
     ``derivative`` is ``"rules"`` (derivative rules carry tangents through it), ``"zero"``
     (index-, boolean- or shape-valued: zero by definition, so transforms pass zeros through),
     ``"n/a"`` (takes no arrays, or answers metadata) or ``"missing"`` (an op lacks its rule).
+
+    Example:
+        >>> from advect.array_api import support_table
+        >>> row = [row for row in support_table() if row.name == "sin"][0]
+        >>> row.introduced, row.kind, row.dynamic, row.staged, row.derivative
+        ('2022.12', 'traced', True, True, 'rules')
     """
 
     name: str        # qualified: "sin", "linalg.solve", "fft.rfft"
