@@ -374,3 +374,44 @@ def test_cov_and_corrcoef_equal_numpy_bit_for_bit(kw):
         for got in (_dynamic(f, x), _staged(f, x)):
             assert got.dtype == expected.dtype
             np.testing.assert_array_equal(got, expected)
+
+
+_Z = _BIG[:6, :5] + 1j * _BIG[6:12, :5]
+_ZW = np.abs(_BIG[12:18, :5]) + 0.5
+COMPLEX_STATISTICS = {
+    "mean": lambda z: np.mean(z),
+    "mean_axis": lambda z: np.mean(z, axis=0),
+    "mean_where": lambda z: np.mean(z, axis=1, where=_MASK[:6, :5]),
+    "var": lambda z: np.var(z),
+    "var_axis": lambda z: np.var(z, axis=1, ddof=1),
+    "std": lambda z: np.std(z, axis=0),
+    "nanmean": lambda z: np.nanmean(z),
+    "nanvar": lambda z: np.nanvar(z),
+    "nanstd_axis": lambda z: np.nanstd(z, axis=0),
+    "average_weights": lambda z: np.average(z, weights=_ZW),
+    "average_weights_returned": lambda z: np.average(z, axis=0, weights=_ZW[:, 0],
+                                                     returned=True)[1],
+    "norm": lambda z: np.linalg.norm(z),
+    "norm_keepdims": lambda z: np.linalg.norm(z, "fro", keepdims=True),
+    "norm_vector": lambda z: np.linalg.norm(z[0], 2),
+    "dot_scalar": lambda z: np.dot(z[0, 0], z),
+    "inner_scalar": lambda z: np.inner(z, z[1, 1]),
+    "dot_scalars": lambda z: np.dot(z[0, 0], z[1, 1]),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(COMPLEX_STATISTICS))
+def test_complex_statistics_norms_and_scalar_dots_equal_numpy_bit_for_bit(name, dtype):
+    """NumPy divides a complex64 mean by its intp count in complex128, sums re**2 + im**2 in
+    np.var (dev * conj(dev) in np.nanvar), divides a weighted complex average by the complex sum
+    of its weights, takes a full norm as the dot product of the flat values with themselves, and
+    multiplies by a 0-d operand of np.dot / np.inner with its dot kernel (complex products round
+    unlike np.multiply's). Advect follows each, in both lifetimes."""
+    f = COMPLEX_STATISTICS[name]
+    z = (_Z if np.dtype(dtype).kind == "c" else _Z.real).astype(dtype)
+    expected = f(z)
+    for got in (_dynamic(f, z), _staged(f, z)):
+        assert type(got) is type(expected)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)

@@ -439,12 +439,26 @@ def _norm_of_matrices(x, axes, ord, keepdims):
     return pick(total, axes=(picked,), keepdims=keepdims)  # a NumPy scalar for one matrix
 
 
+def _flat_norm(x, keepdims):
+    """The 2-norm of all of ``x``'s entries as NumPy computes it: the square root of the dot
+    product of the flat values with themselves (real and imaginary parts apart). NumPy ravels
+    in memory order, which is this row-major order for every C-contiguous array."""
+    flat = ops.reshape(_inexact(x), shape=(math.prod(_shape(x)),))
+    if aval_of(flat).dtype.kind == "c":
+        re, im = ops.real(flat), ops.imag(flat)
+        squares = ops.add(ops.vecdot(re, re), ops.vecdot(im, im))
+    else:
+        squares = ops.vecdot(flat, flat)
+    out = ops.sqrt(squares)
+    return ops.reshape(out, shape=(1,) * _ndim(x)) if keepdims else out
+
+
 @implements(np.linalg.norm)
 def _norm(x, ord=None, axis=None, keepdims=False):
     nd = _ndim(x)
     if axis is None:
-        if ord is None:
-            return _norm_of_vectors(x, tuple(range(nd)), None, keepdims)
+        if ord is None or ord in ("f", "fro") and nd == 2 or ord == 2 and nd == 1:
+            return _flat_norm(x, keepdims)
         if nd not in (1, 2):
             raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
         axis = tuple(range(nd))

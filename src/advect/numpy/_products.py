@@ -32,10 +32,21 @@ def _dot(a, b, out=None):
     a, b = _strong(a), _strong(b)
     na, nb = len(_shape(a)), len(_shape(b))
     if na == 0 or nb == 0:
-        return ops.multiply(a, b)
+        return _scalar_product(a, b)
     if nb == 1 or na == 1 and nb <= 2:
         return ops.matmul(a, b)
     return ops.dot_general(a, b, contract=((na - 1,), (nb - 2,)), batch=((), ()))
+
+
+def _scalar_product(a, b):
+    """np.dot or np.inner with a 0-d operand: the elementwise product, which NumPy computes with
+    its dot kernel; complex products round there unlike np.multiply's, so they are a matmul
+    over one axis of length 1."""
+    if aval_of(a).dtype.kind != "c" and aval_of(b).dtype.kind != "c":
+        return ops.multiply(a, b)
+    if not _shape(a):
+        a, b = b, a  # the 0-d operand second
+    return ops.matmul(ops.expand_dims(a, axes=(len(_shape(a)),)), ops.reshape(b, shape=(1,)))
 
 
 @implements(np.tensordot)
@@ -61,7 +72,7 @@ def _inner(a, b):
     a, b = _strong(a), _strong(b)
     na, nb = len(_shape(a)), len(_shape(b))
     if na == 0 or nb == 0:
-        return ops.multiply(a, b)
+        return _scalar_product(a, b)
     if na == nb == 1:  # matmul's NumPy scalar, as np.inner returns (tensordot gives a 0-d array)
         return ops.matmul(a, b)
     return ops.dot_general(a, b, contract=((na - 1,), (nb - 1,)), batch=((), ()))

@@ -152,11 +152,15 @@ def count_where(a, axes, keepdims, where=True, dtype="int64"):
                           keepdims=bool(keepdims))
 
 
+# dtypes whose mean is their sum divided by the count in the same dtype (NumPy sums float16 in
+# float32 and divides a complex64 sum in complex128)
+_PLAIN_MEAN = frozenset(map(np.dtype, (np.float32, np.float64, np.complex128)))
+
+
 @implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if (axis is None and dtype is None and out is None and where is True and keepdims is False
-            and isinstance(a, Tracer) and aval_of(a).dtype.kind in "fc"
-            and aval_of(a).dtype != np.float16):  # np.mean(x)
+            and isinstance(a, Tracer) and aval_of(a).dtype in _PLAIN_MEAN):  # np.mean(x)
         shape = a.shape
         total = ops.reduce_sum(a, axes=_ALL_AXES[len(shape)], keepdims=False)
         return ops.divide(total, math.prod(shape))
@@ -173,9 +177,10 @@ def mean_counting(a, axis, dtype, keepdims, where, counted=None):
         dtype = np.float64
     axes = normalize_axes(reduction_axis(axis), len(_shape(a)))
     total = reduction(ops.reduce_sum, a, axes, keepdims, dtype, where)
-    out = ops.divide(total, count_where(a, axes, keepdims, where if counted is None else counted,
-                                        _real_of(total)))
-    return _cast_back(out, dtype)
+    count = count_where(a, axes, keepdims, where if counted is None else counted, _real_of(total))
+    if aval_of(total).dtype == np.complex64:  # NumPy divides by an intp count: in complex128
+        return astype(ops.divide(astype(total, np.complex128), count), np.complex64)
+    return _cast_back(ops.divide(total, count), dtype)
 
 
 def _cast_back(out, dtype):
@@ -212,10 +217,15 @@ def var_counting(a, axis, dtype, ddof, keepdims, where, mean, counted=None):
     if counted is not None:
         dev = ops.where(counted, dev, 0)
     # NumPy squares real inputs' deviations (complex ones for a complex dtype=) and takes
-    # |dev|**2 of complex inputs
+    # |dev|**2 of complex inputs: re**2 + im**2 in np.var, dev * conj(dev) in np.nanvar
     complex_input = aval_of(a).dtype.kind == "c" or (aval_of(a).dtype.kind == "b"
                                                      and aval_of(dev).dtype.kind == "c")
-    sq = ops.real(ops.multiply(dev, ops.conj(dev))) if complex_input else ops.square(dev)
+    if not complex_input:
+        sq = ops.square(dev)
+    elif counted is None:
+        sq = ops.add(ops.square(ops.real(dev)), ops.square(ops.imag(dev)))
+    else:
+        sq = ops.real(ops.multiply(dev, ops.conj(dev)))
     total = reduction(ops.reduce_sum, sq, axes, keepdims, dtype, where)
     count = count_where(a, axes, keepdims, where if counted is None else counted,
                         _real_of(total))

@@ -290,10 +290,14 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             if axis is None:
                 raise TypeError("Axis must be specified when shapes of a and weights differ.")
             w = _weights_along(w, a, axis)
+        # NumPy sums the weights and their products in the result dtype (a complex sum of real
+        # weights divides as complex numbers do)
+        dtype = np.result_type(aval_of(a).dtype, aval_of(w).dtype,
+                               *(() if _kind(a) in "fc" else (np.float64,)))
         if _kind(a) not in "fc":
             a = astype(a, np.float64)
         full = ops.broadcast_to(w, shape=_shape(a)) if _shape(w) != _shape(a) else w
-        scale = reduction(ops.reduce_sum, full, axes, keepdims)
+        scale = reduction(ops.reduce_sum, full, axes, keepdims, dtype)
         known = known_value(scale)
         if known is not None and np.any(known == 0.0):
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
