@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import advect as ad
 import test_numpy_functions as base
 import test_numpy_functions_data as data
 from advect._compat import NUMPY_VERSION
@@ -331,3 +332,25 @@ def test_float32_rows_match_numpy_dtypes(case):
         want = case.func(*args)
         got = traced_value(case.func, args)
     base.assert_same(got, want, 1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint32, np.int8])
+@pytest.mark.parametrize("kw", [{}, {"period": 6}, {"period": 5.0}, {"discont": 1.0, "axis": 0}],
+                         ids=["plain", "int_period", "float_period", "discont_axis"])
+def test_unwrap_follows_numpy_dtypes_and_arithmetic(dtype, kw):
+    # integer input with an integer period stays integer; unsigned steps wrap around (or
+    # overflow a negative bound) as NumPy's do
+    x = (np.arange(20).reshape(4, 5) * 7 % 23).astype(dtype)
+    f = lambda x: np.unwrap(x, **kw)
+    with np.errstate(all="ignore"):
+        try:
+            expected = f(x)
+        except OverflowError:
+            with pytest.raises(OverflowError):  # NumPy's, when the program runs
+                ad.stage(f, x)(x)
+            with pytest.raises(OverflowError):
+                ad.vjp(f)(x)
+            return
+        for got in (ad.stage(f, x)(x), ad.vjp(f)(x)[0]):
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)

@@ -519,19 +519,30 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 @implements(np.unwrap)
 def _unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
+    """np.unwrap in NumPy's dtypes and arithmetic: the steps in the input's dtype (unsigned ones
+    wrap around, as NumPy's), an integer result for integer input and period."""
+    from ._statistics import _diff
+
     p = operand(p)
-    if _kind(p) not in "fc":
-        p = astype(p, np.float64)
     axis = one_axis(axis, _ndim(p))
     n = _shape(p)[axis]
+    dd = _diff(p, axis=axis)
     discont = period / 2 if discont is None else discont
-    high = period / 2
-    dd = ops.subtract(slice_along(p, 1, n, axis), slice_along(p, 0, n - 1, axis))
-    ddmod = ops.subtract(ops.remainder(ops.add(dd, high), period), high)
-    ddmod = ops.where(ops.logical_and(ops.equal(ddmod, -high), ops.greater(dd, 0)), high, ddmod)
-    correct = ops.where(ops.less(ops.abs(dd), discont), 0.0, ops.subtract(ddmod, dd))
+    dtype = np.result_type(aval_of(dd).dtype, period)
+    if dtype.kind in "iu":
+        high, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        high, ambiguous = period / 2, True
+    low = -high
+    ddmod = ops.add(ops.remainder(ops.subtract(dd, low), period), low)
+    if ambiguous:  # a step of exactly half a period keeps its sign
+        ddmod = ops.where(ops.logical_and(ops.equal(ddmod, low), ops.greater(dd, 0)),
+                          astype(high, aval_of(ddmod).dtype), ddmod)
+    correct = ops.subtract(ddmod, dd)
+    correct = ops.where(ops.less(ops.abs(dd), discont), ops.zeros_like(correct), correct)
     rest = ops.add(slice_along(p, 1, n, axis), ops.cumulative_sum(correct, axis=axis))
-    return ops.concat(slice_along(p, 0, 1, axis), rest, axis=axis)
+    return ops.concat(astype(slice_along(p, 0, 1, axis), dtype), astype(rest, dtype), axis=axis)
 
 
 @implements(np.real_if_close, dynamic_only=True)
