@@ -389,13 +389,70 @@ def _edge_widths(edges):
 def _histogram(a, bins=10, range=None, density=None, weights=None):
     a = _ravel(operand(a))
     edges = _checked_edges(a, bins, range)
-    idx, inside = _bin_index(a, edges)
-    w = None if weights is None else _ravel(operand(weights))
-    counts = _bin_counts(idx, inside, _shape(edges)[0] - 1, w)
-    if density:
-        total = reduction(ops.reduce_sum, counts, None, False)
-        counts = ops.divide(ops.divide(counts, total), _edge_widths(edges))
+    nbins = _shape(edges)[0] - 1
+    if weights is None:
+        idx, inside = _bin_index(a, edges)
+        counts = _bin_counts(idx, inside, nbins, None)
+    elif isinstance(bins, int | np.integer | str):
+        counts = _uniform_weighted(a, edges, _ravel(operand(weights)))
+    else:
+        counts = _cumulative_weighted(a, edges, _ravel(operand(weights)))
+    if density:  # n / widths / n.sum(), the widths in float64, as NumPy's
+        widths = astype(_edge_widths(edges), np.float64)
+        counts = ops.divide(ops.divide(counts, widths),
+                            reduction(ops.reduce_sum, counts, None, False))
     return counts, edges
+
+
+_BLOCK = 65536  # np.histogram's block of samples
+
+
+def _uniform_weighted(a, edges, w):
+    """np.histogram's weighted counts for equal bins: per block of samples a float64 sum per bin
+    (NumPy's bincount), cast to the weights' dtype and added up in it (a complex one's parts
+    added in float64)."""
+    nbins, n = _shape(edges)[0] - 1, _shape(a)[0]
+    dtype = aval_of(w).dtype
+    parts = (ops.real(w), ops.imag(w)) if dtype.kind == "c" else (w,)
+    totals = [None] * len(parts)
+    for start in builtins.range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        idx, inside = _bin_index(slice_along(a, start, stop, 0), edges)
+        for k, part in enumerate(parts):
+            block = _bin_counts(idx, inside, nbins,
+                                astype(slice_along(part, start, stop, 0), np.float64))
+            if dtype.kind == "c":  # n.real += bincount(...): added in float64
+                total = block if totals[k] is None else ops.add(totals[k], block)
+                totals[k] = astype(total, real_dtype(dtype))
+            else:
+                block = astype(block, dtype)
+                totals[k] = block if totals[k] is None else ops.add(totals[k], block)
+    if dtype.kind != "c":
+        return totals[0]
+    return ops.add(astype(totals[0], dtype), ops.multiply(astype(totals[1], dtype), 1j))
+
+
+def _cumulative_weighted(a, edges, w):
+    """np.histogram's weighted counts for given edges: per block the cumulative sums of the
+    weights in sorted sample order, read at the edges, then the differences."""
+    n = _shape(a)[0]
+    cumulative = None
+    for start in builtins.range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        block = slice_along(a, start, stop, 0)
+        order = ops.argsort(block, axis=0, stable=False)  # NumPy's default sort, ties as its
+        ordered = ops.gather(block, order, index=("array",))
+        sums = ops.cumulative_sum(ops.gather(slice_along(w, start, stop, 0), order,
+                                             index=("array",)), axis=0)
+        sums = ops.concat(ops.zeros_like(sums, shape=(1,)), sums, axis=0)
+        k = _shape(edges)[0]
+        at = ops.concat(ops.searchsorted(ordered, slice_along(edges, 0, k - 1, 0), side="left"),
+                        ops.searchsorted(ordered, slice_along(edges, k - 1, k, 0),
+                                         side="right"), axis=0)
+        read = ops.gather(sums, at, index=("array",))
+        cumulative = read if cumulative is None else ops.add(cumulative, read)
+    k = _shape(edges)[0]
+    return ops.subtract(slice_along(cumulative, 1, k, 0), slice_along(cumulative, 0, k - 1, 0))
 
 
 @implements(np.bincount, dynamic_only=True)
@@ -433,9 +490,11 @@ def _histogramdd(sample, bins=10, range=None, density=None, weights=None):
     if len(_shape(sample)) == 1:
         sample = _reshape(sample, (-1, 1))
     n, dims = _shape(sample)
-    if np.ndim(bins) == 0:  # one count (or a scalar NumPy reads as one) for every dimension
-        bins = [bins] * dims
-    elif len(bins) != dims:
+    try:
+        count = len(bins)
+    except TypeError:  # one count (or a scalar NumPy reads as one) for every dimension
+        bins, count = [bins] * dims, dims
+    if count != dims:
         raise ValueError(f"numpy.histogramdd: The dimension of bins must be equal to the "
                          f"dimension of the sample x: {len(bins)} bin entries for {dims} "
                          "columns (give one count or edge array per column)")
@@ -464,14 +523,13 @@ def _histogramdd(sample, bins=10, range=None, density=None, weights=None):
     w = np.ones(n) if weights is None else astype(_ravel(operand(weights)), np.float64)
     counts = _reshape(_bin_counts(flat_bin, inside, size, w),
                       tuple(_shape(e)[0] - 1 for e in edges))
-    if density:
-        volume = None
+    if density:  # divided by each axis's widths in turn, then by the total, as NumPy's
+        total = reduction(ops.reduce_sum, counts, None, False)
         for d, e in enumerate(edges):
             k = _shape(e)[0] - 1
-            width = _reshape(_edge_widths(e), (1,) * d + (k,) + (1,) * (dims - d - 1))
-            volume = width if volume is None else ops.multiply(volume, width)
-        counts = ops.divide(ops.divide(counts, reduction(ops.reduce_sum, counts, None, False)),
-                            volume)
+            counts = ops.divide(counts, _reshape(_edge_widths(e),
+                                                 (1,) * d + (k,) + (1,) * (dims - d - 1)))
+        counts = ops.divide(counts, total)
     return counts, edges
 
 
