@@ -397,6 +397,8 @@ COMPLEX_STATISTICS = {
     "dot_scalar": lambda z: np.dot(z[0, 0], z),
     "inner_scalar": lambda z: np.inner(z, z[1, 1]),
     "dot_scalars": lambda z: np.dot(z[0, 0], z[1, 1]),
+    "vander": lambda z: np.vander(z[0]),  # NumPy accumulates products of x, not of 1 and x
+    "vander_increasing": lambda z: np.vander(z[1], 4, increasing=True),
 }
 
 

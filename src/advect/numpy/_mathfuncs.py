@@ -452,10 +452,11 @@ def _vander(x, N=None, increasing=False):
     n = _shape(x)[0] if N is None else operator.index(N)  # NumPy's TypeError for 2.5
     if n == 0:
         return ops.zeros_like(x, shape=(_shape(x)[0], 0))
-    cols = ops.broadcast_to(ops.expand_dims(x, axes=(1,)), shape=(_shape(x)[0], n - 1))
-    powers = ops.cumulative_prod(ops.concat(
-        ops.full_like(x, fill_value=1, shape=(_shape(x)[0], 1)), cols, axis=1), axis=1)
-    return powers if increasing else ops.flip(powers, axes=(1,))
+    ones = ops.full_like(x, fill_value=1, shape=(_shape(x)[0], 1))
+    if n > 1:  # NumPy's multiply.accumulate of the copies of x (complex ones round unlike 1 * x)
+        cols = ops.broadcast_to(ops.expand_dims(x, axes=(1,)), shape=(_shape(x)[0], n - 1))
+        ones = ops.concat(ones, ops.cumulative_prod(cols, axis=1), axis=1)
+    return ones if increasing else ops.flip(ones, axes=(1,))
 
 
 # --- special functions and cleanup -----------------------------------------------------------
