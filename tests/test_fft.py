@@ -162,3 +162,16 @@ def test_fft_out_writes_into_an_owned_traced_array():
         return np.sum(np.abs(out) ** 2)
     x = _real(6)
     np.testing.assert_allclose(ad.grad(f)(x), 2 * 6 * x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("x", [np.float64(2.0), np.array(3, np.int16), np.array(1 + 2j)],
+                         ids=["float64_scalar", "int16", "complex"])
+def test_transforms_over_no_axes_return_the_data_as_a_0d_array(x):
+    # NumPy's n-d transforms of a 0-d value (or over axes=()) transform nothing: a 0-d ndarray
+    # of the input's dtype, not a NumPy scalar
+    for f in (np.fft.fftn, lambda x: np.fft.ifftn(x, norm="ortho"),
+              lambda x: np.fft.fft2(x * 1, axes=())):
+        expected = f(x)
+        for got in (ad.stage(f, x)(x), ad.vjp(f)(x)[0]):
+            assert type(got) is type(expected) and got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)

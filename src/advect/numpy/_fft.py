@@ -67,6 +67,9 @@ def _axes_and_sizes(x, s, axes):
 
 def _complex_fft(x, s, axes, norm, inverse):
     axes, s = _axes_and_sizes(x, s, axes)
+    if not axes:  # NumPy transforms nothing and returns the data as an array, dtype kept
+        from ._mutation import array_result
+        return array_result(ops.fft(x, axes=(), inverse=inverse, norm=_norm(norm)), (x,))
     if len(set(axes)) != len(axes):  # NumPy resizes and transforms a repeated axis repeatedly,
         for a, n in zip(reversed(axes), reversed(s)):  # the last axis first
             x = ops.fft(_resize(x, a, n), axes=(a,), inverse=inverse, norm=_norm(norm))
