@@ -354,3 +354,13 @@ def test_unwrap_follows_numpy_dtypes_and_arithmetic(dtype, kw):
         for got in (ad.stage(f, x)(x), ad.vjp(f)(x)[0]):
             assert got.dtype == expected.dtype
             np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64])
+def test_i0_equals_numpy_bit_for_bit(dtype):
+    # exp(x) * series / sqrt(x) beyond 8, in that order, as NumPy's
+    x = np.concatenate([np.linspace(-30, 30, 601), [7.99, 8.0, 8.01, 0.0]]).astype(dtype)
+    expected = np.i0(x)
+    for got in (ad.stage(np.i0, x)(x), ad.vjp(np.i0)(x)[0]):
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)

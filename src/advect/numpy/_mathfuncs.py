@@ -476,6 +476,8 @@ def _chebyshev(x, coefficients):
 
 @implements(np.i0)
 def _i0(x):
+    """NumPy's i0: Chebyshev series in the input's precision, exp(x) * series / sqrt(x)
+    beyond 8."""
     from numpy.lib import _function_base_impl as impl  # NumPy's Chebyshev coefficients
 
     x = operand(x)
@@ -485,10 +487,12 @@ def _i0(x):
     small = ops.less_equal(x, 8.0)
     near = ops.where(small, x, 8.0)
     far = ops.where(small, 9.0, x)
-    inner = _chebyshev(ops.subtract(ops.divide(near, 2.0), 2.0), [float(c) for c in impl._i0A])
-    outer = ops.divide(_chebyshev(ops.subtract(ops.divide(32.0, far), 2.0),
-                                  [float(c) for c in impl._i0B]), ops.sqrt(far))
-    return ops.multiply(ops.exp(x), ops.where(small, inner, outer))
+    inner = _chebyshev(ops.subtract(ops.divide(near, 2.0), 2), [float(c) for c in impl._i0A])
+    outer = _chebyshev(ops.subtract(ops.divide(32.0, far), 2.0), [float(c) for c in impl._i0B])
+    exp = ops.exp(x)
+    inner = ops.multiply(exp, inner)
+    outer = ops.divide(ops.multiply(exp, outer), ops.sqrt(far))
+    return ops.where(small, inner, outer)
 
 
 def _nan_to_num_real(x, nan, posinf, neginf):
