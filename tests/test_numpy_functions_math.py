@@ -360,7 +360,8 @@ def test_unwrap_follows_numpy_dtypes_and_arithmetic(dtype, kw):
 def test_i0_equals_numpy_bit_for_bit(dtype):
     # exp(x) * series / sqrt(x) beyond 8, in that order, as NumPy's
     x = np.concatenate([np.linspace(-30, 30, 601), [7.99, 8.0, 8.01, 0.0]]).astype(dtype)
-    expected = np.i0(x)
-    for got in (ad.stage(np.i0, x)(x), ad.vjp(np.i0)(x)[0]):
-        assert got.dtype == expected.dtype
-        np.testing.assert_array_equal(got, expected)
+    with np.errstate(over="ignore"):  # float16's exp overflows beyond 11
+        expected = np.i0(x)
+        for got in (ad.stage(np.i0, x)(x), ad.vjp(np.i0)(x)[0]):
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
