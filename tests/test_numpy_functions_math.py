@@ -16,6 +16,7 @@ import test_numpy_functions as base
 import test_numpy_functions_data as data
 from advect._compat import NUMPY_VERSION
 from advect.numpy import _functions
+from advect.testing import check_grads
 from test_numpy_functions import X3, C, V, W, X, run_grads, run_value, traced_value
 
 XI = np.array([[3, 0, 7, 1], [2, 8, 5, 4], [6, 1, 0, 9]])
@@ -365,3 +366,33 @@ def test_i0_equals_numpy_bit_for_bit(dtype):
         for got in (ad.stage(np.i0, x)(x), ad.vjp(np.i0)(x)[0]):
             assert got.dtype == expected.dtype
             np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64,
+                                   np.float16, np.int64, np.bool_])
+@pytest.mark.parametrize("sizes", [(10, 3), (100, 11), (100, 12), (30, 30), (3, 10), (1, 1)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_convolve_and_correlate_equal_numpy_bit_for_bit(dtype, sizes):
+    # one op whose NumPy implementation is np.correlate: every mode, either operand longer
+    rng = np.random.default_rng(sum(sizes))
+    a, v = (rng.uniform(-1, 1, n) + (1j * rng.uniform(-1, 1, n) if np.dtype(dtype).kind == "c"
+                                     else 0) for n in sizes)
+    a, v = ((x > 0) if dtype is np.bool_ else x * 5 if dtype is np.int64 else x for x in (a, v))
+    a, v = a.astype(dtype), v.astype(dtype)
+    for mode in ("full", "same", "valid"):
+        for fn in (np.convolve, np.correlate):
+            f = lambda a, v, fn=fn, mode=mode: fn(a, v, mode)
+            expected = f(a, v)
+            for got in (ad.stage(f, a, v)(a, v), ad.vjp(f, argnums=(0, 1))(a, v)[0]):
+                assert got.dtype == expected.dtype
+                np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("sizes", [(9, 3), (6, 13), (4, 1)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_convolve_and_correlate_derivatives(sizes):
+    rng = np.random.default_rng(3)
+    a, v = (rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n) for n in sizes)
+    for mode in ("full", "same", "valid"):
+        check_grads(lambda a, v, mode=mode: np.convolve(a, v, mode), [a, v], order=2)
+        check_grads(lambda a, v, mode=mode: np.correlate(a, v, mode), [a.real, v.real],
+                    order=2)

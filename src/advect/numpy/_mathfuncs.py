@@ -39,43 +39,17 @@ def _kind(x):
 
 # --- convolution -----------------------------------------------------------------------------
 
-def _full_convolution(a, v):
-    """``np.convolve(a, v, 'full')`` as shifted copies of the longer array scaled by the
-    entries of the shorter one: linear memory, one multiply-add per entry of the shorter."""
-    if _shape(v)[0] > _shape(a)[0]:  # convolution commutes
-        a, v = v, a
-    m = _shape(v)[0]
-    result = np.result_type(aval_of(a).dtype, aval_of(v).dtype)
-    if result == np.float16:  # NumPy's float16 dot accumulates in float32
-        a, v = astype(a, np.float32), astype(v, np.float32)
-    dtype = np.result_type(aval_of(a).dtype, aval_of(v).dtype).name
-    partials = []  # pairwise summation: (level, partial sum), at most log2(m) alive
-    for j in range(m):
-        parts = [ops.zeros_like(a, shape=(j,), dtype=dtype)] if j else []
-        parts.append(a)
-        if m - 1 - j:
-            parts.append(ops.zeros_like(a, shape=(m - 1 - j,), dtype=dtype))
-        shifted = ops.concat(*parts, axis=0) if len(parts) > 1 else a
-        level, total = 0, ops.multiply(shifted, ops.gather(v, index=(j,)))
-        while partials and partials[-1][0] == level:
-            total, level = ops.add(partials.pop()[1], total), level + 1
-        partials.append((level, total))
-    total = partials.pop()[1]
-    while partials:
-        total = ops.add(partials.pop()[1], total)
-    return astype(total, result)
-
-
-def _convolve_mode(full, n, m, mode, same_start=None):
-    length = _shape(full)[0]
+def _mode_range(n, m, mode, inverted=False):
+    """The entries of the full correlation (length n + m - 1) that ``mode`` keeps; NumPy
+    centres 'same' on the shorter operand, and from the other side when it comes first."""
+    short = min(n, m)
     if mode == "full":
-        return full
+        return 0, n + m - 1
     if mode == "same":
-        start = (min(n, m) - 1) // 2 if same_start is None else same_start
-        return slice_along(full, start, start + max(n, m), 0)
+        start = short // 2 if inverted else short - 1 - short // 2
+        return start, start + max(n, m)
     if mode == "valid":
-        start = min(n, m) - 1
-        return slice_along(full, start, length - start, 0)
+        return short - 1, max(n, m)
     raise ValueError(f"mode must be one of 'valid', 'same', or 'full', got {mode!r}")
 
 
@@ -97,16 +71,18 @@ def _conj(x):
 @implements(np.convolve)
 def _convolve(a, v, mode="full"):
     a, v = _vectors(a, v, "convolve")
-    return _convolve_mode(_full_convolution(a, v), _shape(a)[0], _shape(v)[0], mode)
+    if _shape(v)[0] > _shape(a)[0]:  # convolution commutes: NumPy slides the shorter one
+        a, v = v, a
+    start, stop = _mode_range(_shape(a)[0], _shape(v)[0], mode)
+    return ops.correlate(a, ops.flip(v, axes=(0,)), start=start, stop=stop)
 
 
 @implements(np.correlate)
 def _correlate(a, v, mode="valid"):
     a, v = _vectors(a, v, "correlate")
     n, m = _shape(a)[0], _shape(v)[0]
-    full = _full_convolution(a, _conj(ops.flip(v, axes=(0,))))
-    k = min(n, m) - 1
-    return _convolve_mode(full, n, m, mode, same_start=k - k // 2 if m > n else None)
+    start, stop = _mode_range(n, m, mode, inverted=m > n)
+    return ops.correlate(a, _conj(v), start=start, stop=stop)
 
 
 # --- interpolation ---------------------------------------------------------------------------

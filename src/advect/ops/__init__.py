@@ -8,6 +8,7 @@ from ..core import REGISTRY, Op
 from . import _rules
 from .bitwise import *  # noqa: F403
 from .casts import *  # noqa: F403
+from .correlation import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .einsum import *  # noqa: F403
 from .elementwise import *  # noqa: F403
