@@ -572,3 +572,17 @@ def test_a_name_the_namespace_lacks_is_an_attribute_error_that_says_why():
 
     ad.grad(f)(np.ones(3))
     assert seen["has nansum"] is False
+
+
+@pytest.mark.parametrize("exponent", [2, 0.5, -1, 3])
+def test_scalar_powers_follow_the_provider(exponent):
+    # NumPy's x ** 2, x ** 0.5 and x ** -1 are square, sqrt and reciprocal; array-api-strict
+    # computes pow itself, which differs for complex values and at -0.0 and -inf
+    z = np.random.default_rng(0).uniform(-2, 2, (3, 3)) * (1 + 0.5j)
+    for value in (z.astype(np.complex64), np.array([-0.0, 0.0, 2.0, -np.inf, np.inf, 4.0])):
+        x = strict.asarray(value)
+        f = lambda x: x ** exponent
+        with np.errstate(all="ignore"):
+            expected = np.asarray(f(x))
+            for got in (ad.stage(f, x)(x), ad.vjp(f)(x)[0]):
+                np.testing.assert_array_equal(np.asarray(got), expected)

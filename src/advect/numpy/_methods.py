@@ -140,6 +140,11 @@ def _refuse_inplace(x, name, other):
         refuse_inplace_as_provider(x, name, other)
 
 
+def _on_numpy(x) -> bool:
+    """Whether ``x`` traces a NumPy value."""
+    return type(getattr(x, "primal", None)) is np.ndarray or provider_of(x) is np
+
+
 def _provider_index(x, key, *value):
     """The key of ``x[key]`` (``x[key] = value``) as x's provider reads it, or its refusal
     (array_api._probes); NumPy tracers skip this."""
@@ -400,13 +405,15 @@ class ArrayTracer(NdarrayMethods, Tracer):
     def __pow__(self, other):
         if self._weak() and _is_weak(other):
             self, other = _python_int(self), _python_int(other)
-        if type(other) is int and other == 2:
+        # NumPy's fast scalar powers; other providers compute pow itself (for complex values
+        # and at -0.0 and -inf the results differ)
+        if type(other) is int and other == 2 and (self.aval.dtype.kind != "c" or _on_numpy(self)):
             return ops.square(self)
-        if not self._weak() and self.aval.dtype.kind in "fc":  # NumPy's fast scalar powers
-            if type(other) is float and other == 0.5:
-                return ops.sqrt(self)  # sqrt(-0.0) is -0.0, pow(-0.0, 0.5) is 0.0
-            if type(other) is int and other == -1:
-                return ops.reciprocal(self)  # complex pow(inf, -1) is nan, 1 / inf is 0
+        if not self._weak() and self.aval.dtype.kind in "fc" and (
+                other == 0.5 and type(other) is float or other == -1 and type(other) is int) \
+                and _on_numpy(self):
+            # sqrt(-0.0) is -0.0, pow(-0.0, 0.5) is 0.0; complex pow(inf, -1) is nan, 1 / inf 0
+            return ops.sqrt(self) if other == 0.5 else ops.reciprocal(self)
         return ops.pow(self, _operand(other))
 
     def __eq__(self, other):
@@ -484,11 +491,11 @@ class ArrayTracer(NdarrayMethods, Tracer):
 
     # --- indexing ------------------------------------------------------------------------
     def __getitem__(self, key):
-        if type(getattr(self, "primal", None)) is not np.ndarray and provider_of(self) is not np:
+        if not _on_numpy(self):
             key = _provider_index(self, key)  # another provider's tracer
         return getitem(self, key)
 
     def __setitem__(self, key, value):
-        if type(getattr(self, "primal", None)) is not np.ndarray and provider_of(self) is not np:
+        if not _on_numpy(self):
             key = _provider_index(self, key, value)
         setitem(self, key, value)
