@@ -220,3 +220,21 @@ def test_direct_convolution_of_integers_is_exact():
     b = np.array([5, 2**11], dtype=np.int64)
     staged = ad.stage(lambda a: signal.convolve(a, b), a)
     np.testing.assert_array_equal(staged(a), ss.convolve(a, b))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_direct_1d_convolutions_are_numpy_s_as_scipy_s(dtype, mode):
+    # SciPy hands a direct 1-d convolve / correlate to np.convolve / np.correlate (for 'same'
+    # when the first input is the longer): the values are NumPy's, bit for bit
+    rng = np.random.default_rng(5)
+    a, v = ((rng.uniform(-1, 1, n) + (1j * rng.uniform(-1, 1, n) if dtype is np.complex128
+                                      else 0)).astype(dtype) for n in (12, 5))
+    for name in ("convolve", "correlate"):
+        for first, second in ((a, v), (v, a)) if mode != "same" else ((a, v),):
+            expected = getattr(ss, name)(first, second, mode, "direct")
+            f = lambda x, y, name=name: getattr(signal, name)(x, y, mode, "direct")
+            for got in (ad.stage(f, first, second)(first, second),
+                        ad.vjp(f, argnums=(0, 1))(first, second)[0]):
+                assert got.dtype == expected.dtype
+                np.testing.assert_array_equal(got, expected)

@@ -157,6 +157,13 @@ def _fftconvolve(in1, in2, mode, axes):
     return _apply_mode(_frequency_full(in1, in2, axes, shape), s1, s2, mode, axes)
 
 
+def _numpy_1d(volume, kernel, mode) -> bool:
+    """Whether SciPy hands a direct convolution to NumPy: vectors, and for 'same' (which NumPy
+    sizes by the longer input, SciPy by the first) a first input at least as long."""
+    return volume.ndim == kernel.ndim == 1 and (
+        mode in ("full", "valid") or mode == "same" and volume.size >= kernel.size)
+
+
 def _convolve(volume, kernel, mode, method):
     if volume.ndim == kernel.ndim == 0:
         return volume * kernel
@@ -174,6 +181,8 @@ def _convolve(volume, kernel, mode, method):
         small = min(volume.size, kernel.size) <= _DIRECT_MAX
         method = "direct" if small or dtype.kind not in "fc" else "fft"
     if method == "direct":
+        if _numpy_1d(volume, kernel, mode):  # SciPy calls np.convolve, and so do we
+            return np.convolve(volume, kernel, mode)
         full = _direct_full(volume, kernel)
         return _apply_mode(full, volume.shape, kernel.shape, mode, axes).astype(dtype)
     out = _fftconvolve(volume, kernel, mode, None)
@@ -215,6 +224,8 @@ def correlate(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> A
     if in1.ndim != in2.ndim:
         raise ValueError("in1 and in2 should have the same dimensionality")
     _check_mode(mode)
+    if method == "direct" and _numpy_1d(in1, in2, mode):  # SciPy calls np.correlate
+        return np.correlate(in1, in2, mode)
     return _convolve(in1, _reverse_and_conj(in2), mode, method)
 
 
