@@ -452,3 +452,18 @@ def test_weighted_histograms_equal_numpy_bit_for_bit(name, dtype):
         for got in (_dynamic(f, w), _staged(f, w)):
             assert got.dtype == expected.dtype
             np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+def test_sums_with_initial_equal_numpy_bit_for_bit(dtype, axis):
+    """NumPy's loop starts at initial (for a strided axis that adds it first, not last)."""
+    x = (_BIG[:50, :40] * (5 if dtype is np.int8 else 0.5)).astype(dtype)
+    initial = 3 if dtype is np.int8 else 0.3
+    for f in (lambda x: np.sum(x, axis=axis, initial=initial),
+              lambda x: np.add.reduce(x, axis=axis, initial=initial),
+              lambda x: x.sum(axis=axis, keepdims=True, initial=initial)):
+        expected = f(x)
+        for got in (_dynamic(f, x), _staged(f, x)):
+            assert type(got) is type(expected) and got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)

@@ -410,7 +410,7 @@ class ArrayTracer(NdarrayMethods, Tracer):
         if type(other) is int and other == 2 and (self.aval.dtype.kind != "c" or _on_numpy(self)):
             return ops.square(self)
         if not self._weak() and self.aval.dtype.kind in "fc" and (
-                other == 0.5 and type(other) is float or other == -1 and type(other) is int) \
+                type(other) is float and other == 0.5 or type(other) is int and other == -1) \
                 and _on_numpy(self):
             # sqrt(-0.0) is -0.0, pow(-0.0, 0.5) is 0.0; complex pow(inf, -1) is nan, 1 / inf 0
             return ops.sqrt(self) if other == 0.5 else ops.reciprocal(self)

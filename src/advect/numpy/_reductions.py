@@ -81,6 +81,11 @@ def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
     axes = reduce_axes(axis, len(_shape(a)))
     if initial is not None and identity is None:  # a sum over nothing is 0, plus initial
         a = stand_in_for_empty(a, axes, initial)
+    if op is ops.reduce_sum and initial is not None and masked is None:  # NumPy starts at it
+        out = ops.reduce_sum_initial(
+            a, reduction_initial(initial, ops.reduce_sum.abstract(
+                aval_of(a), axes=axes, keepdims=keepdims).dtype), axes=axes, keepdims=keepdims)
+        return out if dtype is None else astype(out, dtype)
     out = op(a, axes=axes, keepdims=keepdims) if masked is None else \
         ops.reduce_sum_where(a, masked, axes=axes, keepdims=keepdims)
     if initial is not None:

@@ -199,8 +199,11 @@ def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""
             and any(shape[d] == 0 for d in axes):  # nothing to reduce: initial (a loop scalar)
         return ops.full_like(a, fill_value=initial, shape=reduced_shape(shape, axes, keepdims),
                              dtype=np.asarray(initial).dtype.name)
-    result = fast(a, axes, keepdims)
-    return result if initial is _NoValue or initial is None else found(result, initial)
+    if initial is _NoValue or initial is None:
+        return fast(a, axes, keepdims)
+    if ufunc is np.add and mask is None:  # NumPy's loop starts at initial
+        return ops.reduce_sum_initial(a, initial, axes=axes, keepdims=keepdims)
+    return found(fast(a, axes, keepdims), initial)
 
 
 def _check_reorderable(ufunc, dtype, what):

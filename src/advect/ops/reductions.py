@@ -96,6 +96,40 @@ reduce_sum_where = Op(
 )
 
 
+def _sum_initial_abstract(x, initial, *, axes, keepdims):
+    if initial.shape:
+        raise ValueError(f"reduce_sum_initial: initial must be a scalar, not of shape "
+                         f"{initial.shape}")
+    return _sum_abstract(x, axes=axes, keepdims=keepdims)
+
+
+def _sum_initial_impl(xp, x, initial, *, axes, keepdims):
+    if xp is np:  # NumPy's loop starts at initial: another order than a sum plus initial
+        if type(initial) is np.ndarray:
+            initial = initial[()]
+        return np.add.reduce(x, axis=axes, keepdims=keepdims, initial=initial)
+    out = xp.sum(_portable.numeric(xp, x), axis=axes, keepdims=keepdims)
+    return out + xp.astype(xp.asarray(initial, device=out.device), out.dtype)
+
+
+def _sum_initial_jvp(primals, tangents, out, *, axes, keepdims):
+    (x, _), (dx, dinitial) = primals, tangents
+    t = None if dx is None or aval_of(x).size == 0 else reduce_sum(dx, axes=axes,
+                                                                    keepdims=keepdims)
+    if dinitial is not None:
+        aval = aval_of(out)
+        dinitial = ops.broadcast_to(ops.astype(dinitial, dtype=aval.dtype.name),
+                                    shape=aval.shape)
+        t = dinitial if t is None else ops.add(t, dinitial)
+    return fit(t, out) if t is not None else None
+
+
+# np.sum(x, initial=v): NumPy's sum starting at v (affine in x and v, so no transpose)
+reduce_sum_initial = Op(
+    "reduce_sum_initial", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
+    abstract=_sum_initial_abstract, impl=_sum_initial_impl, jvp=_sum_initial_jvp)
+
+
 def _first_extreme_mask(x, out, axes, keepdims):
     """1.0 at the first position (in C order over ``axes``) where ``x`` equals the reduced
     ``out``, 0.0 elsewhere: max/min ties send the derivative to the first extreme. A NaN
