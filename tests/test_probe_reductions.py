@@ -467,3 +467,16 @@ def test_sums_with_initial_equal_numpy_bit_for_bit(dtype, axis):
         for got in (_dynamic(f, x), _staged(f, x)):
             assert type(got) is type(expected) and got.dtype == expected.dtype
             np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("ufunc", [np.logaddexp, np.logaddexp2])
+@pytest.mark.parametrize("kw", [{}, {"axis": 1}, {"axis": (0, 1), "keepdims": True},
+                                {"axis": 0, "initial": 0.5}],
+                         ids=["plain", "axis", "axes", "initial"])
+def test_logaddexp_reductions_are_numpy_s_fold_bit_for_bit(ufunc, kw):
+    x = _BIG[:20, :7]
+    f = lambda x: ufunc.reduce(x, **kw)
+    expected = f(x)
+    for got in (_dynamic(f, x), _staged(f, x)):
+        assert type(got) is type(expected) and got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)

@@ -3,7 +3,8 @@
 Each method is written with the ufunc's own translation, so it is differentiable wherever the
 ufunc is. Common reductions and scans map to one op (``add.reduce`` is ``reduce_sum``,
 ``multiply.accumulate`` is ``cumulative_prod``, ``maximum.accumulate`` is ``cumulative_max``,
-``logaddexp.reduce`` is a stable log-sum-exp, ``logaddexp.accumulate`` a log-depth prefix scan);
+``logaddexp.reduce`` is ``reduce_logaddexp``, NumPy's own fold, ``logaddexp.accumulate`` a
+log-depth prefix scan);
 associative ufuncs with an identity accumulate by the same scan; any other ufunc folds over the
 reduced axis one element at a time, exactly as NumPy defines the method.
 
@@ -71,16 +72,6 @@ def _out_tuple(out):
 
 # --- reduce ----------------------------------------------------------------------------------
 
-def _log_sum_exp(exp_fn, log_fn):
-    def reduce(a, axes, keepdims):
-        top = ops.reduce_max(a, axes=axes, keepdims=True)
-        top = ops.where(ops.isfinite(top), top, 0.0)  # all -inf (or inf) keeps its limit
-        total = ops.reduce_sum(exp_fn(ops.subtract(a, top)), axes=axes, keepdims=True)
-        result = ops.add(log_fn(total), top)
-        return result if keepdims else ops.squeeze(result, axes=axes)
-    return reduce
-
-
 def _nan_ignoring(reduce, fill):
     def fast(a, axes, keepdims):
         if aval_of(a).dtype.kind not in "fc":
@@ -104,8 +95,8 @@ _FAST_REDUCE = {
     np.fmin: _nan_ignoring(ops.reduce_min, math.inf),
     np.logical_and: lambda a, axes, k: ops.reduce_min(_as_bool(a), axes=axes, keepdims=k),
     np.logical_or: lambda a, axes, k: ops.reduce_max(_as_bool(a), axes=axes, keepdims=k),
-    np.logaddexp: _log_sum_exp(ops.exp, ops.log),
-    np.logaddexp2: _log_sum_exp(ops.exp2, ops.log2),
+    np.logaddexp: lambda a, axes, k: ops.reduce_logaddexp(a, base="e", axes=axes, keepdims=k),
+    np.logaddexp2: lambda a, axes, k: ops.reduce_logaddexp(a, base="2", axes=axes, keepdims=k),
 }
 
 
@@ -185,7 +176,8 @@ def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""
     """``ufunc.reduce`` of ``a`` over ``axes``; ``mask`` (a boolean array shaped like ``a``)
     leaves entries out, as ``where=`` does."""
     fast = _FAST_REDUCE.get(ufunc)
-    if fast is None:
+    if fast is None or (ufunc is np.logaddexp or ufunc is np.logaddexp2) and not (
+            initial is _NoValue or initial is None):  # NumPy's fold starts at initial
         return _fold(ufunc, found, a, axes, keepdims, initial, what, mask)
     if ufunc is np.logaddexp or ufunc is np.logaddexp2:  # int8 folds in float16, as NumPy's loop
         a = _start(a, _fold_dtype(ufunc, a, what))

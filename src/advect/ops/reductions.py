@@ -130,6 +130,49 @@ reduce_sum_initial = Op(
     abstract=_sum_initial_abstract, impl=_sum_initial_impl, jvp=_sum_initial_jvp)
 
 
+_LOGADDEXP = {"e": np.logaddexp, "2": np.logaddexp2}
+
+
+def _logaddexp_reduce_abstract(x, *, base, axes, keepdims):
+    # the dtype of NumPy's loop: integers and bools fold in float16 or float64
+    dtype = _LOGADDEXP[base].resolve_dtypes((x.dtype, x.dtype, None))[-1]
+    return Aval(reduced_shape(x.shape, axes, keepdims), dtype, x.weak, x.device)
+
+
+def _logaddexp_reduce_impl(xp, x, *, base, axes, keepdims):
+    if xp is np:  # NumPy's fold, element after element
+        return _LOGADDEXP[base].reduce(x, axis=axes, keepdims=keepdims)
+    dtype = _logaddexp_reduce_abstract(aval_of(x), base=base, axes=axes, keepdims=keepdims).dtype
+    x = xp.astype(x, getattr(xp, dtype.name))
+    shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape)) if keepdims else \
+        tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    if not all(x.shape[d] for d in axes):  # a fold of nothing is the identity, -inf
+        return xp.full(shape, -np.inf, dtype=x.dtype, device=x.device)
+    top = xp.max(x, axis=axes, keepdims=True)
+    top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))  # all -inf keeps its limit
+    two = xp.asarray(2.0, dtype=x.dtype, device=x.device)
+    shifted = xp.exp(x - top) if base == "e" else xp.pow(two, x - top)
+    total = xp.sum(shifted, axis=axes, keepdims=True)
+    out = (xp.log(total) if base == "e" else xp.log2(total)) + top
+    return xp.reshape(out, shape)
+
+
+def _logaddexp_reduce_jvp(primals, tangents, out, *, base, axes, keepdims):
+    (x,), (dx,) = primals, tangents
+    if aval_of(x).size == 0:
+        return None
+    full = out if keepdims else ops.expand_dims(out, axes=axes)
+    weights = (ops.exp if base == "e" else ops.exp2)(ops.subtract(x, full))  # the softmax
+    return fit(reduce_sum(ops.multiply(dx, weights), axes=axes, keepdims=keepdims), out)
+
+
+# np.logaddexp.reduce (base "e") and np.logaddexp2.reduce (base "2"): NumPy's fold
+reduce_logaddexp = Op(
+    "reduce_logaddexp", allocates=True,
+    attrs={"base": "log_base", "axes": "axes", "keepdims": "bool"},
+    abstract=_logaddexp_reduce_abstract, impl=_logaddexp_reduce_impl, jvp=_logaddexp_reduce_jvp)
+
+
 def _first_extreme_mask(x, out, axes, keepdims):
     """1.0 at the first position (in C order over ``axes``) where ``x`` equals the reduced
     ``out``, 0.0 elsewhere: max/min ties send the derivative to the first extreme. A NaN

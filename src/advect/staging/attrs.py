@@ -240,7 +240,8 @@ KINDS: dict = {
     "shape_or_none": _shape_or_none, "sizes": _sizes, "dtype": _dtype,
     "dtype_or_none": _dtype_or_none, "python_dtype": _one_of(*sorted(set(PYTHON_DTYPES.values()))),
     "int64": _int64, "int64s": _int64s, "c_int": _c_int, "scalar": _scalar, "rcond": _rcond,
-    "side": _one_of("left", "right"), "norm": _one_of(*_NORMS), "index": _index,
+    "side": _one_of("left", "right"), "norm": _one_of(*_NORMS), "log_base": _one_of("e", "2"),
+    "index": _index,
     "pairs": _pairs, "subscripts": _subscripts, "einsum_optimize": _einsum_optimize,
 }
 # "process": a Python object of one process (a checkpointed block, an implicit problem), which
