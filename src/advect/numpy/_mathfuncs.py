@@ -40,8 +40,10 @@ def _kind(x):
 # --- convolution -----------------------------------------------------------------------------
 
 def _mode_range(n, m, mode, inverted=False):
-    """The entries of the full correlation (length n + m - 1) that ``mode`` keeps; NumPy
-    centres 'same' on the shorter operand, and from the other side when it comes first."""
+    """The entries of the full correlation (length n + m - 1) that ``mode`` keeps. NumPy
+    centres 'same' on the shorter operand; when that one comes first (``inverted``: np.correlate
+    of a shorter ``a``) NumPy correlates the swapped pair and reverses it, which moves the
+    centre by one for an even length."""
     short = min(n, m)
     if mode == "full":
         return 0, n + m - 1
@@ -428,11 +430,11 @@ def _vander(x, N=None, increasing=False):
     n = _shape(x)[0] if N is None else operator.index(N)  # NumPy's TypeError for 2.5
     if n == 0:
         return ops.zeros_like(x, shape=(_shape(x)[0], 0))
-    ones = ops.full_like(x, fill_value=1, shape=(_shape(x)[0], 1))
+    powers = ops.full_like(x, fill_value=1, shape=(_shape(x)[0], 1))
     if n > 1:  # NumPy's multiply.accumulate of the copies of x (complex ones round unlike 1 * x)
         cols = ops.broadcast_to(ops.expand_dims(x, axes=(1,)), shape=(_shape(x)[0], n - 1))
-        ones = ops.concat(ones, ops.cumulative_prod(cols, axis=1), axis=1)
-    return ones if increasing else ops.flip(ones, axes=(1,))
+        powers = ops.concat(powers, ops.cumulative_prod(cols, axis=1), axis=1)
+    return powers if increasing else ops.flip(powers, axes=(1,))
 
 
 # --- special functions and cleanup -----------------------------------------------------------
