@@ -113,3 +113,14 @@ def test_vecdot_values_are_the_provider_s_own():
     expected = txp.vecdot(a, txp.flip(a, axis=0))
     assert bool((ad.vjp(f)(a)[0] == expected).all())
     assert bool((ad.stage(f, a)(a) == expected).all())
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_products_over_every_axis_round_as_torch_s(keepdims):
+    # PyTorch's product over all axes (axis=None) rounds unlike one over the axes named in turn
+    x = torch.tensor((np.random.default_rng(0).uniform(-2, 2, (3, 3))
+                      * (1 + 0.5j)).astype(np.complex64))
+    f = lambda x: x.__array_namespace__().prod(x, keepdims=keepdims)
+    expected = txp.prod(x, keepdims=keepdims)
+    for got in (ad.stage(f, x)(x), ad.vjp(f)(x)[0]):
+        assert torch.equal(got, expected)

@@ -34,10 +34,16 @@ def _reduce_sum_transpose(ct, x, *, axes, keepdims):
     return (ct,)
 
 
+def _whole(xp, x, axes):
+    """``axes``, or None where they are all of x's on a provider other than NumPy: PyTorch's
+    product over every axis rounds differently when the axes are named one by one."""
+    return None if xp is not np and len(axes) == len(x.shape) else axes
+
+
 def _reduce_sum_impl(xp, x, *, axes, keepdims):
     if xp is np:  # np.add.reduce is np.sum without its Python layer
         return np.add.reduce(x, axis=axes, keepdims=keepdims)
-    return xp.sum(_portable.numeric(xp, x), axis=axes, keepdims=keepdims)
+    return xp.sum(_portable.numeric(xp, x), axis=_whole(xp, x, axes), keepdims=keepdims)
 
 
 def _reduce_sum_jvp(primals, tangents, out, *, axes, keepdims):
@@ -251,7 +257,8 @@ def _products_of_others(x, axes):
 
 reduce_prod = Op("reduce_prod", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
                  abstract=_sum_abstract,
-                 impl=lambda xp, x, *, axes, keepdims: xp.prod(x, axis=axes, keepdims=keepdims),
+                 impl=lambda xp, x, *, axes, keepdims: xp.prod(x, axis=_whole(xp, x, axes),
+                                                               keepdims=keepdims),
                  jvp=_reduce_prod_jvp)
 
 
