@@ -99,7 +99,7 @@ def _vecdot_jvp(primals, tangents, out):
     # the tangent as a sum of products (the provider's vecdot computes only the value: its
     # loop may round differently, which the primal must match and the tangent need not)
     (x, y), (dx, dy) = primals, tangents
-    if not aval_of(x).shape[-1]:  # a sum of nothing: a zero tangent, as reduce_sum's
+    if aval_of(x).shape[-1:] == (0,):  # a sum of nothing: a zero tangent, as reduce_sum's
         return None
     axis = (len(aval_of(out).shape),)  # the last axis of the broadcast product
     t = add_tangents(
