@@ -176,10 +176,10 @@ def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""
     """``ufunc.reduce`` of ``a`` over ``axes``; ``mask`` (a boolean array shaped like ``a``)
     leaves entries out, as ``where=`` does."""
     fast = _FAST_REDUCE.get(ufunc)
-    if fast is None or (ufunc is np.logaddexp or ufunc is np.logaddexp2) and not (
-            initial is _NoValue or initial is None):  # NumPy's fold starts at initial
-        return _fold(ufunc, found, a, axes, keepdims, initial, what, mask)
-    if ufunc is np.logaddexp or ufunc is np.logaddexp2:  # int8 folds in float16, as NumPy's loop
+    log_fold = ufunc is np.logaddexp or ufunc is np.logaddexp2
+    if fast is None or log_fold and not (initial is _NoValue or initial is None):
+        return _fold(ufunc, found, a, axes, keepdims, initial, what, mask)  # from initial
+    if log_fold:  # int8 folds in float16, as NumPy's loop
         a = _start(a, _fold_dtype(ufunc, a, what))
     if mask is not None and ufunc is np.add:  # NumPy's masked loop adds in its own order
         def fast(a, axes, keepdims):
