@@ -128,15 +128,15 @@ def _pick(rng, options: list):
 def _random_slot(payload, rng):
     """A random (container, key) of the payload, found by a random walk from the root."""
     container = payload
-    for _ in range(60):
+    for depth in range(60):
         key = _pick(rng, list(container)) if isinstance(container, dict) else \
             int(rng.integers(len(container)))
         child = container[key]
-        if isinstance(child, dict | list) and child and rng.random() < 0.88:
-            container = child
-            continue
-        return container, key
-    return container, key
+        deeper = isinstance(child, dict | list) and child and rng.random() < 0.88
+        if not deeper or depth == 59:  # the walk's last step names a slot of where it is
+            return container, key
+        container = child
+    raise AssertionError("unreachable")
 
 
 def _nested(value, depth: int, tagged: bool):
