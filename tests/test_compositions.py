@@ -512,6 +512,35 @@ def test_tape_avals_recorded_without_the_abstract_rule_agree_with_it(program):
         assert got == expected, f"{op.name}: recorded {got}, the abstract rule gives {expected}"
 
 
+@pytest.mark.parametrize(("op_name", "var_dtype", "constant", "out", "swap"), [
+    ("multiply", "float64", np.full(3, 2.0), np.zeros(3), False),  # the fast path
+    ("multiply", "float64", np.full(3, 2.0), np.zeros(3), True),   # constant first
+    ("divide", "float32", np.full(3, 2.0, np.float32), np.zeros(3, np.float32), False),
+    ("multiply", "float32", np.full(3, 2.0), np.zeros(3), False),  # promotes: the general path
+    ("multiply", "float64", np.full((2, 3), 2.0), np.zeros((2, 3)), False),  # broadcasts
+    ("multiply", "float64", 2.0, np.zeros(3), False),              # a Python scalar constant
+])
+def test_fitted_records_what_the_general_path_records(op_name, var_dtype, constant, out, swap):
+    # fitted(op, a, b, out) records a tangent times a constant without dispatch when the avals
+    # agree; it must leave the tape exactly as fit(op(a, b), out) does
+    from advect import ops
+    from advect.autodiff.reverse import LinearTrace
+    from advect.dtypes import Aval
+    from advect.ops import _rules
+
+    op = getattr(ops, op_name)
+    tapes = []
+    for rule in (_rules.fitted, lambda op, a, b, out: _rules.fit(op(a, b), out)):
+        trace = LinearTrace()
+        var = trace.new_var(Aval((3,), np.dtype(var_dtype)))
+        a, b = (constant, var) if swap else (var, constant)
+        result = rule(op, a, b, out)
+        tapes.append([(o.name, tuple(type(x) for x in args), attrs, v.aval)
+                      for o, args, attrs, v in trace.tape] + [result.aval])
+        trace.close()
+    assert tapes[0] == tapes[1]
+
+
 @pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize(("shape", "shift", "axes"), [
     ((8,), (1,), (0,)), ((8,), (-11,), (0,)), ((3, 4), (2,), (1,)), ((3, 4), (5,), (-1,)),

@@ -155,8 +155,9 @@ def bind(op: Op, *args, **attrs):
     if debug_hooks is not None:
         return debug_hooks.bind(op, trace, args, attrs)
     if trace is None:
-        if args and type(args[0]) is np.ndarray:
-            return op.impl(np, *args, **attrs)
+        if args and (type(args[0]) is np.ndarray or len(args) == 2 and type(
+                args[1]) is np.ndarray and type(args[0]) in _PYTHON_SCALARS):
+            return op.impl(np, *args, **attrs)  # NumPy's: namespace_of(args), without the call
         out = op.impl(namespace_of(args), *args, **attrs)
         if (not args or type(args[0]) in _PYTHON_SCALARS) and isinstance(out, np.generic) \
                 and not op.strong and all(type(a) in _PYTHON_SCALARS for a in args):

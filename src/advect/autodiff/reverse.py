@@ -360,7 +360,12 @@ def backward(tape: list, seeds: list, keep: bool = False) -> dict:
     neg: set = set()
     for var, ct in seeds:
         if var is not None and ct is not None:
-            _accumulate(cts, lazy, var, ct)
+            aval = var.aval
+            if type(ct) is np.ndarray and ct.shape == aval.shape and ct.dtype == aval.dtype \
+                    and var.index not in cts:
+                cts[var.index] = ct  # _accumulate's first case, inline: a seed that fits
+            else:
+                _accumulate(cts, lazy, var, ct)
     hooks = core.debug_hooks  # read once: another thread may leave its debug context meanwhile
     debugging = hooks is not None
     for i in range(len(tape) - 1, -1, -1):

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import ops
+from .. import core, ops
 from ..core import Tracer
 from ..dtypes import Aval, aval_of, float_dtype, real_dtype, result_type
 
@@ -19,7 +19,7 @@ __all__ = ["aval_of", "broadcast_shapes", "float_unary", "same_unary", "broadcas
            "compare_binary", "bool_unary", "unbroadcast", "elementwise_partials",
            "zeros_like_aval", "conj", "is_linear", "fit", "normalize_axes", "one_axis", "each_axis",
            "reduce_axes", "scalar_axis", "reduced_shape", "real_unary", "add_tangents", "scale",
-           "unary_partial", "ufunc_abstract", "axis_last", "index_tuple"]
+           "unary_partial", "fitted", "ufunc_abstract", "axis_last", "index_tuple"]
 
 
 def is_linear(x) -> bool:
@@ -295,14 +295,27 @@ def unary_partial(partial):
     """The JVP rule ``dx * partial(x, out)`` of an elementwise unary op."""
 
     def jvp(primals, tangents, out, **attrs):
-        t = ops.multiply(tangents[0], partial(primals[0], out))
-        if type(out) is np.ndarray and type(t) is not np.ndarray and isinstance(t, Tracer):
-            aval = t.aval  # fit(t, out), inline for the hot case: it fits already
-            if aval.shape == out.shape and aval.dtype == out.dtype:
-                return t
-        return fit(t, out)
+        return fitted(ops.multiply, tangents[0], partial(primals[0], out), out)
 
     return jvp
+
+
+def fitted(op, a, b, out):
+    """``fit(op(a, b), out)`` where one of ``a``, ``b`` is a tangent and the other a constant
+    (``op`` is multiply, or divide with the tangent first).
+
+    When the tangent is a linear tape variable with ``out``'s shape and dtype and the constant
+    a NumPy array of the same, the tape records the equation at once: what ``bind`` and the
+    tape would record, without dispatching or deriving the aval again (the hot case of
+    ``grad``: each unary op's tangent is the tangent times its derivative)."""
+    var, constant = (a, b) if type(b) is np.ndarray else (b, a)
+    if type(constant) is np.ndarray and type(out) is np.ndarray and isinstance(var, Tracer) \
+            and var._linear and core.debug_hooks is None:
+        aval = var.aval
+        if aval.shape == out.shape == constant.shape and aval.dtype == out.dtype \
+                == constant.dtype and not aval.weak and var._trace.alive:
+            return var._trace.record(op, (a, b), {}, aval)
+    return fit(op(a, b), out)
 
 
 def zeros_like_aval(x):

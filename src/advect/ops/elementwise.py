@@ -21,6 +21,7 @@ from ._rules import (
     compare_binary,
     elementwise_partials,
     fit,
+    fitted,
     float_unary,
     is_linear,
     real_unary,
@@ -48,7 +49,7 @@ def _quotient(name, impl, denominator):
     reciprocal is computed."""
 
     def jvp(primals, tangents, out):
-        return fit(divide(tangents[0], denominator(primals[0], out)), out)
+        return fitted(divide, tangents[0], denominator(primals[0], out), out)
 
     return Op(name, abstract=float_unary, impl=impl, jvp=jvp, elementwise=True)
 
@@ -122,9 +123,9 @@ def _multiply_jvp(primals, tangents, out):
     if x is y and dx is dy:  # x * x: one product on the tape instead of two and a sum
         return _square_jvp((x,), (dx,), out)
     if dy is None:
-        return fit(multiply(dx, y), out)
+        return fitted(multiply, dx, y, out)
     if dx is None:
-        return fit(multiply(x, dy), out)
+        return fitted(multiply, x, dy, out)
     return fit(add(multiply(dx, y), multiply(x, dy)), out)
 
 
@@ -197,7 +198,7 @@ def _square_jvp(primals, tangents, out):
     if (x.size if type(x) is np.ndarray else aval_of(x).size) >= _SMALL:
         # (dx * 2) * x keeps only x (alive anyway) for the reverse pass, not a new array 2x
         return fit(multiply(multiply(dx, 2), x), out)
-    return fit(multiply(dx, multiply(2, x)), out)  # small: one tape entry instead of two
+    return fitted(multiply, dx, multiply(2, x), out)  # small: one tape entry instead of two
 
 
 _SMALL = 4096  # below this many elements, per-op overhead matters more than a residual array
@@ -217,7 +218,7 @@ def _abs_jvp(primals, tangents, out):
     if aval_of(x).dtype.kind == "c":  # d|z| = Re(conj(z) dz) / |z|, zero at z == 0
         safe = where(equal(out, 0), 1, out)
         return divide(real(multiply(conj_if_complex(x), dx)), safe)
-    return fit(multiply(dx, sign(x)), out)
+    return fitted(multiply, dx, sign(x), out)
 
 
 abs = Op("abs", abstract=real_unary, impl=lambda xp, x: xp.abs(x), jvp=_abs_jvp,
