@@ -229,3 +229,29 @@ def test_ufunc_loop_refuses_python_scalars_as_numpy(call, error):
         call(x)
     with pytest.raises(error):
         ad.stage(call, x)(x)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x + 300, lambda x: x * -1, lambda x: np.maximum(x, -1), lambda x: 256 - x,
+    lambda x: x.astype(np.int64) * 2**63,
+])
+def test_python_int_out_of_the_dtype_raises_while_staging_as_eager(call):
+    # the eager call raises NumPy's OverflowError; staging raises it too, not the first run
+    x = np.arange(3, dtype=np.uint8)
+    with pytest.raises(OverflowError) as eager:
+        call(x)
+    with pytest.raises(OverflowError) as staged:
+        ad.stage(call, x)
+    assert str(staged.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x == 300, lambda x: x < -1, lambda x: x + 255, lambda x: x // 0,
+    lambda x: np.where(x > 0, x, 300), lambda x: x.astype(np.float32) + 10**6,
+])
+def test_python_ints_numpy_accepts_stage_as_eager(call):
+    x = np.arange(3, dtype=np.uint8)
+    with np.errstate(all="ignore"):
+        want, got = call(x), ad.stage(call, x)(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

@@ -100,16 +100,20 @@ class StageTrace(Trace):
     def process(self, op, args, attrs):
         graph = self.graph
         inputs, avals = [], []
+        python_int = False
         for a in args:  # the common operands first, inline: this trace's tracers
             if type(a) is StageTracer and a._trace is self:
                 inputs.append(a._vid)
                 avals.append(a.aval)
                 continue
+            python_int = python_int or type(a) is int
             x = self.operand(a, op.name)
             inputs.append(x)
             avals.append(aval_of(x.value) if type(x) is Literal else graph.avals[x])
         inputs = tuple(inputs)
         out = op.abstract(*avals, **attrs)
+        if python_int and op.elementwise and self.xp is np:
+            _refuse_unfit_ints(op, args, avals, attrs)
         if not attrs:
             attrs = _NO_ATTRS  # one shared (never changed) dict, not one per node
         if op.multiple_results:
@@ -127,6 +131,22 @@ class StageTrace(Trace):
 
 
 _NO_ATTRS: dict = {}
+
+
+def _refuse_unfit_ints(op, args, avals, attrs) -> None:
+    """NumPy's ``OverflowError`` for a Python int that its integer operand's dtype cannot
+    hold (``uint8_array + 300``), raised while staging, where the eager call raises it, not
+    when the program first runs: the op is tried on one zero of each operand's dtype."""
+    if len(avals) < 2 or all(a.dtype.kind not in "iu" for a in avals):
+        return
+    zeros = [a if type(a) is int else np.zeros((), v.dtype) for a, v in zip(args, avals)]
+    try:
+        with np.errstate(all="ignore"):
+            op.impl(np, *zeros, **attrs)
+    except OverflowError:
+        raise
+    except Exception:  # noqa: BLE001 - any other refusal is for the program's values to make
+        return
 
 
 class StageTracer(ArrayTracer):
