@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import advect as ad
+from advect.testing import check_grads
 
 
 def _lifetimes(f, *args):
@@ -255,3 +256,39 @@ def test_python_ints_numpy_accepts_stage_as_eager(call):
         want, got = call(x), ad.stage(call, x)(x)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int16, np.complex128])
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+@pytest.mark.parametrize("call", [
+    lambda x, m, axis: np.sum(x, axis=axis, where=m, initial=1.5),
+    lambda x, m, axis: np.prod(x, axis=axis, initial=1.5),
+    lambda x, m, axis: np.prod(x, axis=axis, where=m, initial=1.5),
+    lambda x, m, axis: np.add.reduce(x, axis=axis, where=m, initial=2),
+    lambda x, m, axis: np.multiply.reduce(x, axis=axis, initial=2),
+], ids=["sum_where_initial", "prod_initial", "prod_where_initial", "add_reduce",
+        "multiply_reduce"])
+def test_reductions_from_initial_add_in_numpys_order(call, axis, dtype):
+    # NumPy's loops start at initial (a masked sum adds each run of selected entries on):
+    # bit for bit, not a sum or product combined with initial afterwards
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((50, 40)) * 3).astype(dtype)
+    m = rng.random((50, 40)) < 0.6
+    f = lambda v: call(v, m, axis)  # noqa: E731
+    with np.errstate(all="ignore"):
+        want, staged, dynamic = f(x), ad.stage(f, x)(x), ad.vjp(f)(x)[0]
+    for got in (staged, dynamic):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: np.sum(np.prod(x, axis=1, initial=1.5) ** 2),
+    lambda x: np.sum(np.prod(x, axis=0, where=x > 0.9, initial=-2.0)),
+    lambda x: np.sum(np.sum(x, axis=0, where=x > 0.9, initial=0.5) ** 2),
+    lambda x: np.multiply.reduce(x, axis=(0, 1), initial=3.0),
+])
+def test_reductions_from_initial_differentiate_to_second_order(call):
+    x = np.random.default_rng(1).uniform(0.5, 1.5, (4, 3))
+    x[1, 2] = x[2, 0] = 0.0  # zeros: the product's derivative without dividing by them
+    check_grads(call, (x,), order=2)

@@ -81,16 +81,19 @@ def reduction(op, a, axis, keepdims, dtype=None, where=True, initial=None):
     axes = reduce_axes(axis, len(_shape(a)))
     if initial is not None and identity is None:  # a sum over nothing is 0, plus initial
         a = stand_in_for_empty(a, axes, initial)
-    if op is ops.reduce_sum and initial is not None and masked is None:  # NumPy starts at it
-        out = ops.reduce_sum_initial(
-            a, reduction_initial(initial, ops.reduce_sum.abstract(
-                aval_of(a), axes=axes, keepdims=keepdims).dtype), axes=axes, keepdims=keepdims)
+    if (op is ops.reduce_sum or op is ops.reduce_prod) and initial is not None:
+        # NumPy's loop starts at initial
+        initial = reduction_initial(initial, op.abstract(
+            aval_of(a), axes=axes, keepdims=keepdims).dtype)
+        out = ops.reduce_prod_initial(a, initial, axes=axes, keepdims=keepdims) \
+            if op is ops.reduce_prod else \
+            ops.reduce_sum_initial(a, initial, axes=axes, keepdims=keepdims) if masked is None \
+            else ops.reduce_sum_where_initial(a, masked, initial, axes=axes, keepdims=keepdims)
         return out if dtype is None else astype(out, dtype)
     out = op(a, axes=axes, keepdims=keepdims) if masked is None else \
         ops.reduce_sum_where(a, masked, axes=axes, keepdims=keepdims)
-    if initial is not None:
-        combine = {ops.reduce_sum: ops.add, ops.reduce_prod: ops.multiply,
-                   ops.reduce_max: ops.maximum, ops.reduce_min: ops.minimum}[op]
+    if initial is not None:  # max and min: exact in any order
+        combine = ops.maximum if op is ops.reduce_max else ops.minimum
         out = combine(out, reduction_initial(initial, aval_of(out).dtype))
     return out if dtype is None else astype(out, dtype)  # the provider sums int16 in int64
 

@@ -193,8 +193,11 @@ def reduce_axes(ufunc, found, a, axes, keepdims=False, initial=_NoValue, what=""
                              dtype=np.asarray(initial).dtype.name)
     if initial is _NoValue or initial is None:
         return fast(a, axes, keepdims)
-    if ufunc is np.add and mask is None:  # NumPy's loop starts at initial
-        return ops.reduce_sum_initial(a, initial, axes=axes, keepdims=keepdims)
+    if ufunc is np.add:  # NumPy's loop starts at initial
+        return ops.reduce_sum_initial(a, initial, axes=axes, keepdims=keepdims) if mask is None \
+            else ops.reduce_sum_where_initial(a, mask, initial, axes=axes, keepdims=keepdims)
+    if ufunc is np.multiply:
+        return ops.reduce_prod_initial(a, initial, axes=axes, keepdims=keepdims)
     return found(fast(a, axes, keepdims), initial)
 
 

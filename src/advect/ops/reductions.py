@@ -9,7 +9,7 @@ from .._compat import provider_function
 from ..core import Op, Tracer, apply_linear
 from ..dtypes import Aval, aval_of
 from . import _portable
-from ._rules import broadcast_shapes, fit, reduced_shape
+from ._rules import add_tangents, broadcast_shapes, fit, reduced_shape
 
 
 def _reduce_abstract(x, *, axes, keepdims):
@@ -122,6 +122,11 @@ def _sum_initial_jvp(primals, tangents, out, *, axes, keepdims):
     (x, _), (dx, dinitial) = primals, tangents
     t = None if dx is None or aval_of(x).size == 0 else reduce_sum(dx, axes=axes,
                                                                     keepdims=keepdims)
+    return _plus_initial(t, dinitial, out)
+
+
+def _plus_initial(t, dinitial, out):
+    """The tangent ``t`` of a sum (None: zero) plus that of the initial value it starts at."""
     if dinitial is not None:
         aval = aval_of(out)
         dinitial = ops.broadcast_to(ops.astype(dinitial, dtype=aval.dtype.name),
@@ -134,6 +139,34 @@ def _sum_initial_jvp(primals, tangents, out, *, axes, keepdims):
 reduce_sum_initial = Op(
     "reduce_sum_initial", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
     abstract=_sum_initial_abstract, impl=_sum_initial_impl, jvp=_sum_initial_jvp)
+
+
+def _sum_where_initial_abstract(x, where, initial, *, axes, keepdims):
+    _sum_initial_abstract(x, initial, axes=axes, keepdims=keepdims)
+    return _sum_where_abstract(x, where, axes=axes, keepdims=keepdims)
+
+
+def _sum_where_initial_impl(xp, x, where, initial, *, axes, keepdims):
+    if xp is np:  # NumPy's masked loop from initial: each run of selected entries is summed
+        if type(initial) is np.ndarray:  # and added on, in another order than either op's
+            initial = initial[()]
+        return np.add.reduce(x, axis=axes, keepdims=keepdims, where=where, initial=initial)
+    out = _sum_where_impl(xp, x, where, axes=axes, keepdims=keepdims)
+    return out + xp.astype(xp.asarray(initial, device=out.device), out.dtype)
+
+
+def _sum_where_initial_jvp(primals, tangents, out, *, axes, keepdims):
+    (x, where, _), (dx, _, dinitial) = primals, tangents
+    t = None if dx is None or aval_of(x).size == 0 else reduce_sum_where(
+        dx, where, axes=axes, keepdims=keepdims)
+    return _plus_initial(t, dinitial, out)
+
+
+# np.sum(x, where=m, initial=v): NumPy's masked sum starting at v (affine: no transpose)
+reduce_sum_where_initial = Op(
+    "reduce_sum_where_initial", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
+    abstract=_sum_where_initial_abstract, impl=_sum_where_initial_impl,
+    jvp=_sum_where_initial_jvp)
 
 
 _LOGADDEXP = {"e": np.logaddexp, "2": np.logaddexp2}
@@ -260,6 +293,35 @@ reduce_prod = Op("reduce_prod", allocates=True, attrs={"axes": "axes", "keepdims
                  impl=lambda xp, x, *, axes, keepdims: xp.prod(x, axis=_whole(xp, x, axes),
                                                                keepdims=keepdims),
                  jvp=_reduce_prod_jvp)
+
+
+def _prod_initial_impl(xp, x, initial, *, axes, keepdims):
+    if xp is np:  # NumPy's loop starts at initial: another order than a product times it
+        if type(initial) is np.ndarray:
+            initial = initial[()]
+        return np.multiply.reduce(x, axis=axes, keepdims=keepdims, initial=initial)
+    out = reduce_prod.impl(xp, x, axes=axes, keepdims=keepdims)
+    return out * xp.astype(xp.asarray(initial, device=out.device), out.dtype)
+
+
+def _prod_initial_jvp(primals, tangents, out, *, axes, keepdims):
+    # out = initial * P with P = prod(x): d out = initial * dP + dinitial * P
+    (x, initial), (dx, dinitial) = primals, tangents
+    product = reduce_prod(x, axes=axes, keepdims=keepdims)
+    t = None
+    if dx is not None and aval_of(x).size:
+        t = ops.multiply(_reduce_prod_jvp((x,), (dx,), product, axes=axes, keepdims=keepdims),
+                         initial)
+    if dinitial is not None:
+        t = add_tangents(t, ops.multiply(product, ops.astype(dinitial,
+                                                             dtype=aval_of(out).dtype.name)))
+    return None if t is None else fit(t, out)
+
+
+# np.prod(x, initial=v): NumPy's product starting at v
+reduce_prod_initial = Op(
+    "reduce_prod_initial", allocates=True, attrs={"axes": "axes", "keepdims": "bool"},
+    abstract=_sum_initial_abstract, impl=_prod_initial_impl, jvp=_prod_initial_jvp)
 
 
 def _arg_abstract(x, *, axis, keepdims):
