@@ -173,8 +173,9 @@ class ArrayTracer(NdarrayMethods, Tracer):
     # --- NumPy protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         op = _ufuncs.UFUNCS.get(ufunc) if not kwargs and method == "__call__" else None
-        if op is not None and list not in map(type, inputs) and tuple not in map(type, inputs):
-            out = op(*inputs)  # the hot path: a plain call on arrays
+        if op is not None and (len(inputs) == 1 or list not in map(type, inputs)
+                               and tuple not in map(type, inputs)):
+            out = op(*inputs)  # the hot path: a plain call on arrays (one input is self)
         else:
             out = _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
         if type(out) is not tuple and not (isinstance(out, ArrayTracer) and out._weak()):
