@@ -163,3 +163,25 @@ def test_zero_dimensional_boolean_index():
         want = x[mask]
         for got in _lifetimes(lambda t, mask=mask: t[mask], x):
             assert got.shape == want.shape
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_vecdot_with_a_0d_operand_stages_as_eager(swap):
+    # array-api-strict broadcasts a 0-d operand of vecdot; staging took the rank check of the
+    # NumPy-shaped abstract rule (found by the slow Array API properties)
+    s, v = strict.asarray(1.5), strict.asarray([[1.0], [2.0]])
+
+    def f(s, v):
+        xp = s.__array_namespace__()
+        return xp.vecdot(v, s) if swap else xp.vecdot(s, v)
+
+    want = f(s, v)
+    for got in (ad.stage(f, s, v)(s, v), ad.vjp(f, argnums=(0, 1))(s, v)[0]):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    loss = lambda s, v: s.__array_namespace__().sum(f(s, v))  # noqa: E731
+    dynamic = ad.grad(loss, argnums=(0, 1))(s, v)
+    staged = ad.grad(ad.stage(loss, s, v), argnums=(0, 1))(s, v)
+    for d, g, want in zip(dynamic, staged, (3.0, [[1.5], [1.5]])):
+        np.testing.assert_array_equal(np.asarray(d), want)
+        np.testing.assert_array_equal(np.asarray(g), want)

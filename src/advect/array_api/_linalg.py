@@ -73,6 +73,10 @@ def _vector_axis(ctx, where: str, axis: int, ndim: int) -> int:
 def _vecdot(ctx, x1, x2, /, *, axis=-1):
     dtype = result_type(aval_of(x1), aval_of(x2))  # the operands' kinds may differ, as in matmul
     x1, x2 = cast(x1, dtype), cast(x2, dtype)
+    s1, s2 = tuple(shape_of(x1)), tuple(shape_of(x2))
+    if bool(s1) != bool(s2):  # a 0-d operand the provider took (its refusals are probed
+        x1, x2 = (ops.broadcast_to(x1, shape=s2), x2) if s2 else (  # first) broadcasts to
+            x1, ops.broadcast_to(x2, shape=s1))                    # the other's shape
     ndim = max(len(shape_of(x1)), len(shape_of(x2)))
     axis = _vector_axis(ctx, "vecdot", axis, ndim) - ndim  # counted from the end
     # the provider's own vecdot, so values round as its eager vecdot does
