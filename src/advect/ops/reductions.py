@@ -111,11 +111,19 @@ def _sum_initial_abstract(x, initial, *, axes, keepdims):
 
 def _sum_initial_impl(xp, x, initial, *, axes, keepdims):
     if xp is np:  # NumPy's loop starts at initial: another order than a sum plus initial
-        if type(initial) is np.ndarray:
-            initial = initial[()]
-        return np.add.reduce(x, axis=axes, keepdims=keepdims, initial=initial)
+        return np.add.reduce(x, axis=axes, keepdims=keepdims, initial=_scalar(initial))
     out = xp.sum(_portable.numeric(xp, x), axis=axes, keepdims=keepdims)
-    return out + xp.astype(xp.asarray(initial, device=out.device), out.dtype)
+    return out + _like(xp, initial, out)
+
+
+def _scalar(initial):
+    """``initial=`` as NumPy's reduce takes it: a scalar, not a 0-d array."""
+    return initial[()] if type(initial) is np.ndarray else initial
+
+
+def _like(xp, initial, out):
+    """The initial value as an array of the provider's result ``out`` (its dtype and device)."""
+    return xp.astype(xp.asarray(initial, device=out.device), out.dtype)
 
 
 def _sum_initial_jvp(primals, tangents, out, *, axes, keepdims):
@@ -148,11 +156,10 @@ def _sum_where_initial_abstract(x, where, initial, *, axes, keepdims):
 
 def _sum_where_initial_impl(xp, x, where, initial, *, axes, keepdims):
     if xp is np:  # NumPy's masked loop from initial: each run of selected entries is summed
-        if type(initial) is np.ndarray:  # and added on, in another order than either op's
-            initial = initial[()]
-        return np.add.reduce(x, axis=axes, keepdims=keepdims, where=where, initial=initial)
+        return np.add.reduce(x, axis=axes, keepdims=keepdims, where=where,  # and added on
+                             initial=_scalar(initial))  # (another order than either op's)
     out = _sum_where_impl(xp, x, where, axes=axes, keepdims=keepdims)
-    return out + xp.astype(xp.asarray(initial, device=out.device), out.dtype)
+    return out + _like(xp, initial, out)
 
 
 def _sum_where_initial_jvp(primals, tangents, out, *, axes, keepdims):
@@ -297,11 +304,9 @@ reduce_prod = Op("reduce_prod", allocates=True, attrs={"axes": "axes", "keepdims
 
 def _prod_initial_impl(xp, x, initial, *, axes, keepdims):
     if xp is np:  # NumPy's loop starts at initial: another order than a product times it
-        if type(initial) is np.ndarray:
-            initial = initial[()]
-        return np.multiply.reduce(x, axis=axes, keepdims=keepdims, initial=initial)
+        return np.multiply.reduce(x, axis=axes, keepdims=keepdims, initial=_scalar(initial))
     out = reduce_prod.impl(xp, x, axes=axes, keepdims=keepdims)
-    return out * xp.astype(xp.asarray(initial, device=out.device), out.dtype)
+    return out * _like(xp, initial, out)
 
 
 def _prod_initial_jvp(primals, tangents, out, *, axes, keepdims):
