@@ -285,7 +285,8 @@ def elementwise_partials(*partials):
         total = None
         for t, p in zip(tangents, parts):
             if t is not None:
-                total = add_tangents(total, ops.multiply(t, p))
+                total = fitted(ops.multiply, t, p, out) if total is None else \
+                    ops.add(total, ops.multiply(t, p))
         return fit(total, out)
 
     return jvp
