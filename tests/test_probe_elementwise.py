@@ -251,9 +251,16 @@ def test_python_int_out_of_the_dtype_raises_while_staging_as_eager(call):
     lambda x: np.where(x > 0, x, 300), lambda x: x.astype(np.float32) + 10**6,
 ])
 def test_python_ints_numpy_accepts_stage_as_eager(call):
+    # (NumPy 2.5 refuses np.where(x, uint8 array, 300), which NumPy 2.4 takes: as eager)
     x = np.arange(3, dtype=np.uint8)
     with np.errstate(all="ignore"):
-        want, got = call(x), ad.stage(call, x)(x)
+        try:
+            want = call(x)
+        except OverflowError:
+            with pytest.raises(OverflowError):
+                ad.stage(call, x)
+            return
+        got = ad.stage(call, x)(x)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
 
